@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Build one day program with its README build line, run it, and write a transcript.
+
+Usage:
+  tools/capture.py DAY_DIR MODE [--arch sm_90] [--tool memcheck] [--out-dir DIR] -- [PROGRAM ARGS...]
+
+  DAY_DIR   a day directory, e.g. code/day25-reduction-2
+  MODE      the transcript's name stem: default, sweep, self-test, memcheck, race-demo-racecheck, ...
+  --arch    replaces the -arch=sm_XX of the README line (default: the README line as written)
+  --tool    runs the program under `compute-sanitizer --tool TOOL --error-exitcode 1`
+  --out-dir where the transcript goes (default: evidence/<day-dir-name>/)
+
+The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt: a header of '# key: value'
+lines (date UTC, GPU, driver, CUDA, build line, command, exit code), one '#' line, then the
+program's stdout and stderr exactly as printed (stderr interleaved as the pipe delivered it).
+A transcript is never edited after it is written; run again to replace it with a new file.
+
+Exit code: the program's exit code (so a failing run is visible to the caller), 3 if the build
+failed, 2 on bad usage of this script. The transcript is written in every case but a failed build.
+"""
+import argparse
+import datetime
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD_MARK = "<!-- build-line -->"
+
+
+def readme_build_line(day_dir):
+    """The nvcc line that follows the '<!-- build-line -->' marker in DAY_DIR/README.md."""
+    path = os.path.join(day_dir, "README.md")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == BUILD_MARK:
+            for follow in lines[i + 1 : i + 6]:
+                if follow.strip().startswith("nvcc "):
+                    return follow.strip()
+    sys.exit(f"capture: {path}: no nvcc line after {BUILD_MARK}")
+
+
+def query(cmd):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        return out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def gpu_facts():
+    line = query(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    first = line.splitlines()[0] if line else ""
+    if "," in first:
+        name, driver = [s.strip() for s in first.split(",", 1)]
+    else:
+        name, driver = "unknown-gpu", "unknown"
+    cuda = query(["nvcc", "--version"]).splitlines()
+    cuda = cuda[-1] if cuda else "unknown"
+    return name, driver, cuda
+
+
+def gpu_slug(name):
+    s = name.lower().replace("nvidia", "").replace("geforce", "")
+    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+    return s or "unknown-gpu"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("day_dir")
+    ap.add_argument("mode")
+    ap.add_argument("--arch")
+    ap.add_argument("--tool")
+    ap.add_argument("--out-dir")
+    ap.add_argument("args", nargs="*")
+    a = ap.parse_args()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", a.mode):
+        print("capture: MODE must be lower-case letters, digits and '-'", file=sys.stderr)
+        return 2
+
+    day_dir = os.path.normpath(os.path.join(ROOT, a.day_dir)) if not os.path.isabs(a.day_dir) else a.day_dir
+    day_name = os.path.basename(day_dir)
+    build_line = readme_build_line(day_dir)
+    if a.arch:
+        if not re.search(r"-arch=sm_\d+", build_line):
+            sys.exit("capture: the README build line names no -arch=sm_XX to replace")
+        build_line = re.sub(r"-arch=sm_\d+", f"-arch={a.arch}", build_line)
+
+    # The README line builds from the repository root with '-o NAME'; build into a temp dir.
+    words = shlex.split(build_line)
+    if "-o" not in words:
+        sys.exit("capture: the README build line has no -o NAME")
+    exe_name = words[words.index("-o") + 1]
+    tmp = tempfile.mkdtemp(prefix="capture-")
+    exe = os.path.join(tmp, os.path.basename(exe_name))
+    words[words.index("-o") + 1] = exe
+    b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
+    if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
+        sys.stderr.write(b.stdout + b.stderr)
+        print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
+        return 3
+
+    run = [exe] + a.args
+    if a.tool:
+        run = ["compute-sanitizer", "--tool", a.tool, "--error-exitcode", "1"] + run
+    shown = shlex.join(["./" + os.path.basename(exe_name)] + a.args)
+    if a.tool:
+        shown = f"compute-sanitizer --tool {a.tool} --error-exitcode 1 " + shown
+    started = datetime.datetime.now(datetime.timezone.utc)
+    p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    body = p.stdout.decode("utf-8", errors="replace")
+
+    name, driver, cuda = gpu_facts()
+    out_dir = a.out_dir or os.path.join(ROOT, "evidence", day_name)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{a.mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
+    header = [
+        f"# date: {started:%Y-%m-%d %H:%M:%S} UTC",
+        f"# gpu: {name}",
+        f"# driver: {driver}",
+        f"# cuda: {cuda}",
+        f"# build: {build_line}",
+        f"# command: {shown}",
+        f"# exit code: {p.returncode}",
+        "#",
+    ]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(header) + "\n" + body)
+    print(f"capture: wrote {os.path.relpath(path, ROOT)} (exit code {p.returncode})")
+    return p.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
