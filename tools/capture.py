@@ -77,8 +77,13 @@ def main():
     ap.add_argument("--arch")
     ap.add_argument("--tool")
     ap.add_argument("--out-dir")
-    ap.add_argument("args", nargs="*")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    prog_args = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, prog_args = argv[:cut], argv[cut + 1 :]
+    a = ap.parse_args(argv)
+    a.args = prog_args
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", a.mode):
         print("capture: MODE must be lower-case letters, digits and '-'", file=sys.stderr)
         return 2
