@@ -9,6 +9,7 @@ Usage:
   --arch    replaces the -arch=sm_XX of the README line (default: the README line as written)
   --tool    runs the program under `compute-sanitizer --tool TOOL --error-exitcode 1`
   --out-dir where the transcript goes (default: evidence/<day-dir-name>/)
+  --build-only  build (into a cache keyed by the build line and the source) and stop
 
 The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt: a header of '# key: value'
 lines (date UTC, GPU, driver, CUDA, build line, command, exit code), one '#' line, then the
@@ -20,6 +21,7 @@ failed, 2 on bad usage of this script. The transcript is written in every case b
 """
 import argparse
 import datetime
+import hashlib
 import os
 import re
 import shlex
@@ -77,6 +79,7 @@ def main():
     ap.add_argument("--arch")
     ap.add_argument("--tool")
     ap.add_argument("--out-dir")
+    ap.add_argument("--build-only", action="store_true", help="build into the cache and stop")
     argv = sys.argv[1:]
     prog_args = []
     if "--" in argv:
@@ -101,14 +104,27 @@ def main():
     if "-o" not in words:
         sys.exit("capture: the README build line has no -o NAME")
     exe_name = words[words.index("-o") + 1]
-    tmp = tempfile.mkdtemp(prefix="capture-")
-    exe = os.path.join(tmp, os.path.basename(exe_name))
-    words[words.index("-o") + 1] = exe
-    b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
-    if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
-        sys.stderr.write(b.stdout + b.stderr)
-        print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
-        return 3
+    # Builds are cached by (build line, source text): capturing nine modes of one day compiles once.
+    src = [w for w in words if w.endswith(".cu")]
+    key = hashlib.sha256(build_line.encode())
+    for s in src:
+        with open(os.path.join(ROOT, s), "rb") as f:
+            key.update(f.read())
+    cache = os.path.join(tempfile.gettempdir(), "capture-cache", key.hexdigest()[:16])
+    exe = os.path.join(cache, os.path.basename(exe_name))
+    tmp = tempfile.mkdtemp(prefix="capture-run-")
+    if not os.path.exists(exe):
+        os.makedirs(cache, exist_ok=True)
+        words[words.index("-o") + 1] = exe + ".partial"
+        b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
+        if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
+            sys.stderr.write(b.stdout + b.stderr)
+            print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
+            return 3
+        os.replace(exe + ".partial", exe)
+    if a.build_only:
+        print(f"capture: built {exe}")
+        return 0
 
     run = [exe] + a.args
     if a.tool:
