@@ -14,7 +14,9 @@ Usage:
 The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt: a header of '# key: value'
 lines (date UTC, GPU, driver, CUDA, build line, command, exit code), one '#' line, then the
 program's stdout and stderr exactly as printed (stderr interleaved as the pipe delivered it).
-A transcript is never edited after it is written; run again to replace it with a new file.
+After `# build:` comes `# source: PATH sha256=HEX` for the .cu the line builds, so a check can tell
+that the newest transcript of a mode still matches the code. A transcript is never edited after it
+is written; run again to replace it with a new file.
 
 Exit code: the program's exit code (so a failing run is visible to the caller), 3 if the build
 failed, 2 on bad usage of this script. The transcript is written in every case but a failed build.
@@ -107,9 +109,12 @@ def main():
     # Builds are cached by (build line, source text): capturing nine modes of one day compiles once.
     src = [w for w in words if w.endswith(".cu")]
     key = hashlib.sha256(build_line.encode())
+    src_hashes = []  # recorded in the header: a check can tell a transcript from stale code
     for s in src:
         with open(os.path.join(ROOT, s), "rb") as f:
-            key.update(f.read())
+            data = f.read()
+        key.update(data)
+        src_hashes.append((os.path.normpath(s), hashlib.sha256(data).hexdigest()))
     cache = os.path.join(tempfile.gettempdir(), "capture-cache", key.hexdigest()[:16])
     exe = os.path.join(cache, os.path.basename(exe_name))
     tmp = tempfile.mkdtemp(prefix="capture-run-")
@@ -146,6 +151,7 @@ def main():
         f"# driver: {driver}",
         f"# cuda: {cuda}",
         f"# build: {build_line}",
+    ] + [f"# source: {s} sha256={h}" for s, h in src_hashes] + [
         f"# command: {shown}",
         f"# exit code: {p.returncode}",
         "#",

@@ -14,7 +14,7 @@
 // the next pass reduces those partials, and so on, alternating between two scratch buffers. The
 // bytes read are counted over every pass; the number of passes is printed.
 //
-// Before anything runs, a compile-time model (constexpr functions, static_asserts) counts per
+// Before anything is timed, a compile-time model (constexpr functions, static_asserts) counts per
 // block the warp-level executions of the tree body and the same weighted by bank-conflict ways:
 // (47, 12, 12, 12) and (47, 47, 12, 12) at 256 threads. The program prints the model, then the
 // measured table, the step speed-ups (v1 -> v2, v2 -> v3, v3 -> v4) and the largest single step.
@@ -22,19 +22,21 @@
 // Build and run (from the repository root):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o reduction code/day24-reduction/reduction.cu
 //   ./reduction                 n = 2^24 - 611 = 16,776,605 ones, the model and the timing table
-//   ./reduction --n 65537       any n from 1 to 2^24 (what the sanitizer runs use)
+//   ./reduction --n 65537       any n from 1 to 2^24
 //   ./reduction --self-test     every version at 12 edge sizes of n, checked, no timing
+//   ./reduction --self-test --max-n 65537    the same up to 65537 (the compute-sanitizer runs)
 //
 // Checked: every version's one float, exactly (inputs are 1.0f, so the sum is n), before it is
-// timed and again after; the device's warp size (the model and kernels assume 32 lanes); the row
-// count of the table. Deliberately not checked: speed (never a pass/fail condition), and the
-// model against a profiler (the model is arithmetic; the table is the experiment). No copy
-// ceiling on this day: day 25 adds one.
+// timed and again after (scratch poisoned with NaN first, so an unwritten result fails); the
+// device's warp size (the model and kernels assume 32 lanes); the row counts of the tables.
+// Deliberately not checked: speed (never a pass/fail condition), and the model against a profiler
+// (the model is arithmetic; the table is the experiment). No copy ceiling on this day: day 25 adds
+// one.
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -77,8 +79,8 @@ static_assert(kMaxN / kBlock < (size_t(1) << 31), "grid too large for gridDim.x"
 constexpr int kVersionCount = 4;
 
 // Timing: kTimingBatches batches of kLaunchesPerBatch back-to-back runs; median reported.
-constexpr int kTimingBatches = 7;
-constexpr int kLaunchesPerBatch = 20;
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back runs between one event pair
 static_assert(kTimingBatches % 2 == 1, "an odd batch count has one median batch");
 
 // ---- The compile-time model -------------------------------------------------------------------
@@ -91,14 +93,16 @@ static_assert(kTimingBatches % 2 == 1, "an odd batch count has one median batch"
 //   warp executions:  (step, warp) pairs in which at least one lane of the warp is active. Such
 //                     a warp issues the whole body, however few of its lanes use it; a warp with
 //                     no active lane branches around it. (Every warp still evaluates the branch
-//                     and waits at the barrier; that cost is the same for all four versions, so
-//                     the model leaves it out.)
+//                     and waits at the barrier; per block that cost is the same in all four
+//                     versions, so the model leaves it out.)
 //   conflict-weighted: each warp execution times its bank-conflict ways. Shared memory has 32
 //                     banks; when k active lanes of one warp touch k different words of one bank,
-//                     the access is split into k conflict-free passes. Ways = the largest number
-//                     of active lanes whose words fall in one bank. (Within one access the lanes'
-//                     words are all different here, so no broadcast case arises.) The body's
-//                     three accesses use the same pattern shifted by s, hence the same ways.
+//                     the access is split into k conflict-free passes (CUDA C++ Programming
+//                     Guide, shared memory; see research/day24-reduction.md). Ways = the
+//                     largest number of active lanes whose words fall in one bank. (Within one
+//                     access the lanes' words are all different here, so no broadcast case
+//                     arises.) The body's three accesses use the same pattern shifted by s,
+//                     hence the same ways.
 //
 // The functions below simply evaluate each version's branch and index for every thread of the
 // block at compile time. What they give at B = 256 (8 warps, 8 steps):
@@ -187,27 +191,27 @@ static_assert(modelWarpExecutions(3, kBlock) == kBlock / 32 + 4, "v3 closed form
 // ---- timeKernel -------------------------------------------------------------------------------
 
 struct Timing {
-  double ms;        // median over batches, per launch (here: per full reduction, all passes)
-  double spreadPct; // (slowest - fastest batch) / median, in percent
+  double ms;     // median over batches of (batch ms / runs): ms per run (all passes of a version)
+  double spread; // (slowest batch - fastest batch) / median, in percent
 };
 
-// Times `launch` (a callable that enqueues one full reduction on the default stream and checks
-// each launch). Warm-up first: with lazy module loading (the default since CUDA 12.2 on Linux) a
-// kernel's first launch also pays for loading it. Then kTimingBatches batches of
-// kLaunchesPerBatch back-to-back runs, each batch between one pair of events
-// (cudaEventElapsedTime resolves about 0.5 us, so a batch, not a single run, is timed).
+// launch: a callable that enqueues one run (every pass of one version) on the default stream and
+// checks cudaGetLastError() after each launch. Warm-up: the same callable, run and synchronized
+// first (with lazy loading, the default since CUDA 12.2 on Linux, a kernel's first launch also pays
+// for loading it). Then kTimingBatches batches of kLaunchesPerBatch back-to-back runs, each batch
+// between one pair of events (cudaEventElapsedTime resolves about 0.5 us, so a batch is timed,
+// not a run). Returns ms per run (median) and the spread. Any CUDA failure exits 1.
 template <typename Launch>
-Timing timeKernel(Launch &&launch) {
+Timing timeKernel(Launch launch) {
   launch();
   CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
+  cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> perLaunch;
   for (int b = 0; b < kTimingBatches; ++b) {
     CUDA_CHECK(cudaEventRecord(start));
-    for (int k = 0; k < kLaunchesPerBatch; ++k) {
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
       launch();
     }
     CUDA_CHECK(cudaEventRecord(stop));
@@ -219,10 +223,8 @@ Timing timeKernel(Launch &&launch) {
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
   std::sort(perLaunch.begin(), perLaunch.end());
-  Timing t;
-  t.ms = perLaunch[perLaunch.size() / 2];
-  t.spreadPct = t.ms > 0.0 ? 100.0 * (perLaunch.back() - perLaunch.front()) / t.ms : 0.0;
-  return t;
+  double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
 }
 
 // ---- Kernels, in row order --------------------------------------------------------------------
@@ -235,10 +237,11 @@ Timing timeKernel(Launch &&launch) {
 //   writes: out[blockIdx.x], the block's partial sum (one float for the last pass).
 // Every __syncthreads() is outside the branches, so every thread of the block reaches it
 // (the CUDA guide allows a barrier in conditional code only if the condition is the same for
-// the whole block). Within a step, the active threads store only to words no thread loads in
-// that step (v1, v2: multiples of 2s; they load those and odd multiples of s; v3, v4: words
-// below s, loading words below 2s), so the barrier between steps is the only ordering needed.
-// After Harris, "Optimizing Parallel Reduction in CUDA", kernels 1-4 (cuda-samples reduce0-3).
+// the whole block). Within a step, a word an active thread stores to is loaded by no other thread
+// in that step (v1, v2 store at multiples of 2s and load the others at odd multiples of s; v3, v4
+// store below s and load the others from s to 2s - 1), so the barrier between steps is the only
+// ordering needed. After Harris, "Optimizing Parallel Reduction in CUDA", kernels 1-4 (the same
+// four are cuda-samples' reduce0-reduce3); sources in research/day24-reduction.md.
 
 // v1: interleaved addressing. Thread tid works at step s only if tid % (2s) == 0: at s = 1 every
 // warp has 16 active lanes out of 32, and the integer modulo itself costs several instructions.
@@ -262,8 +265,8 @@ __global__ void reduceV1Interleaved(const float *in, float *out, size_t n) {
 // snippet: v2-strided
 // v2: the same additions as v1, done by the first kBlock / (2s) threads: whole warps are either
 // all active or all idle (no divergence inside a warp until fewer than 32 remain), but the lanes
-// of a warp store to words 2s apart, so 32 lanes fold onto 32 / gcd(2s, 32) banks: an n-way
-// bank conflict (2-way at s = 1, 8-way from s = 4 at 256 threads).
+// of a warp store to words 2s apart, so its active lanes fold onto 32 / gcd(2s, 32) banks: bank
+// conflicts of 2, 4, 8, 8, 8, 4, 2, 1 ways for s = 1 ... 128 at 256 threads.
 __global__ void reduceV2Strided(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
   const unsigned tid = threadIdx.x;
@@ -339,7 +342,7 @@ __global__ void reduceV4FirstAdd(const float *in, float *out, size_t n) {
 }
 // end snippet
 
-// ---- Host launchers ---------------------------------------------------------------------------
+// ---- Host side: the versions, the pass plan, buffers, checks ----------------------------------
 
 using ReduceKernel = void (*)(const float *, float *, size_t);
 
@@ -351,7 +354,7 @@ struct Version {
   int modelVersion;          // the model's version number (1..4)
 };
 
-const Version kVersions[] = {
+static const Version kVersions[] = {
     {"v1", "interleaved addressing, branch on tid % (2s)", reduceV1Interleaved, kBlock, 1},
     {"v2", "same additions by packed threads, index = 2*s*tid", reduceV2Strided, kBlock, 2},
     {"v3", "sequential addressing, tid < s, stride halves", reduceV3Sequential, kBlock, 3},
@@ -359,16 +362,17 @@ const Version kVersions[] = {
 };
 static_assert(sizeof(kVersions) / sizeof(kVersions[0]) == kVersionCount, "four versions");
 
-// The passes one version makes over n inputs: pass p reads m_p values and writes
-// ceil(m_p / elementsPerBlock) partials, until one value is left (at least one pass, so even
-// n = 1 goes through a kernel). Used both to launch and to count bytes, so the two agree.
+// The passes one version makes over n inputs: a pass reads m values and writes
+// ceil(m / elementsPerBlock) partials, until one value is left (at least one pass, so even n = 1
+// goes through a kernel). launchReduction follows the same rule, so the bytes counted here are the
+// bytes the launches read.
 struct Plan {
   int passes = 0;
   size_t elementsRead = 0;    // over every pass
-  size_t outputs[2] = {0, 0}; // the most floats written into scratch[0] and scratch[1]
+  size_t outputs[2] = {0, 0}; // the most floats any pass writes into scratch[0], scratch[1]
 };
 
-Plan planPasses(size_t n, unsigned elementsPerBlock) {
+static Plan planPasses(size_t n, unsigned elementsPerBlock) {
   Plan plan;
   size_t m = n;
   do {
@@ -381,9 +385,14 @@ Plan planPasses(size_t n, unsigned elementsPerBlock) {
   return plan;
 }
 
-// Enqueues every pass of one version: input -> scratch[0] -> scratch[1] -> scratch[0] ...
-// Returns the device address of the final one float.
-const float *launchReduction(const Version &v, const float *in, size_t n, float *const scratch[2]) {
+static double megabytes(const Plan &p) {
+  return double(p.elementsRead) * sizeof(float) / 1e6;
+}
+
+// Enqueues every pass of one version: input -> scratch[0] -> scratch[1] -> scratch[0] -> ...
+// Checks each launch; no synchronization. Returns the device address of the final one float.
+static const float *launchReduction(const Version &v, const float *in, size_t n,
+                                    float *const scratch[2]) {
   const float *src = in;
   size_t m = n;
   int pass = 0;
@@ -399,399 +408,440 @@ const float *launchReduction(const Version &v, const float *in, size_t n, float 
   return src;
 }
 
-// Device buffers for one n: the input (n ones) and two scratch buffers sized for the largest
-// partial count any version writes into each (so memcheck sees any write past a pass's output).
+// Device buffers for one n: the input (n ones, exactly n floats, so a read past the end is outside
+// the allocation where memcheck sees it) and two scratch buffers, each sized for the most partials
+// any version writes into it.
 struct Buffers {
   float *in = nullptr;
   float *scratch[2] = {nullptr, nullptr};
   size_t scratchCount[2] = {0, 0};
 };
 
-size_t bytesNeeded(size_t n, size_t scratchCount[2]) {
-  scratchCount[0] = scratchCount[1] = 0;
+static void scratchCounts(size_t n, size_t counts[2]) {
+  counts[0] = counts[1] = 1;
   for (const Version &v : kVersions) {
     const Plan plan = planPasses(n, v.elementsPerBlock);
-    scratchCount[0] = std::max(scratchCount[0], plan.outputs[0]);
-    scratchCount[1] = std::max(scratchCount[1], std::max<size_t>(plan.outputs[1], 1));
+    counts[0] = std::max(counts[0], plan.outputs[0]);
+    counts[1] = std::max(counts[1], plan.outputs[1]);
   }
-  return (n + scratchCount[0] + scratchCount[1]) * sizeof(float);
 }
 
-void allocateBuffers(size_t n, Buffers *b) {
-  bytesNeeded(n, b->scratchCount);
-  CUDA_CHECK(cudaMalloc(&b->in, n * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&b->scratch[0], b->scratchCount[0] * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&b->scratch[1], b->scratchCount[1] * sizeof(float)));
+static size_t bytesNeeded(size_t n) {
+  size_t counts[2];
+  scratchCounts(n, counts);
+  return (n + counts[0] + counts[1]) * sizeof(float);
+}
+
+static void freeBuffers(Buffers &b) {
+  // cudaFree(nullptr) is a no-op, so this is safe on every path.
+  CUDA_CHECK(cudaFree(b.in));
+  CUDA_CHECK(cudaFree(b.scratch[0]));
+  CUDA_CHECK(cudaFree(b.scratch[1]));
+  b = Buffers{};
+}
+
+// Allocates and fills the buffers for n. Returns false (nothing left allocated) if the device is
+// out of memory, so the caller can report it as a clear error.
+static bool allocBuffers(Buffers &b, size_t n) {
+  scratchCounts(n, b.scratchCount);
+  if (cudaMalloc(&b.in, n * sizeof(float)) != cudaSuccess ||
+      cudaMalloc(&b.scratch[0], b.scratchCount[0] * sizeof(float)) != cudaSuccess ||
+      cudaMalloc(&b.scratch[1], b.scratchCount[1] * sizeof(float)) != cudaSuccess) {
+    (void)cudaGetLastError(); // clear the allocation error
+    freeBuffers(b);
+    return false;
+  }
   const std::vector<float> ones(n, 1.0f);
-  CUDA_CHECK(cudaMemcpy(b->in, ones.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(b.in, ones.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  return true;
 }
 
-void freeBuffers(Buffers *b) {
-  CUDA_CHECK(cudaFree(b->in));
-  CUDA_CHECK(cudaFree(b->scratch[0]));
-  CUDA_CHECK(cudaFree(b->scratch[1]));
-  *b = Buffers();
-}
-
-// Poisons both scratch buffers (all bits set: a NaN), so a pass that fails to write its partials
-// cannot leave an earlier run's right answer behind.
-void poisonScratch(const Buffers &b) {
+// Runs every pass of version v once, with both scratch buffers poisoned first (all bits set: a
+// NaN), so a pass that fails to write its partials cannot leave an earlier run's right answer
+// behind. Synchronizes; returns the device address of the one float.
+static const float *runOnce(const Version &v, const Buffers &b, size_t n) {
   CUDA_CHECK(cudaMemset(b.scratch[0], 0xFF, b.scratchCount[0] * sizeof(float)));
   CUDA_CHECK(cudaMemset(b.scratch[1], 0xFF, b.scratchCount[1] * sizeof(float)));
+  const float *result = launchReduction(v, b.in, n, b.scratch);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return result;
 }
 
-// ---- Checks -----------------------------------------------------------------------------------
-
-// The right answer is n (inputs are 1.0f and n <= 2^24, see kMaxN). Prints one line on a miss.
-bool checkOneFloat(const char *row, const float *dResult, size_t n) {
+// The right answer is n: inputs are 1.0f and n <= 2^24 (see kMaxN). Returns "" when the one
+// float is exactly n, else the CHECK FAILED line (got, want, the difference in elements).
+static std::string checkOneFloat(const char *what, const char *row, const float *dResult,
+                                 size_t n) {
   float got = 0.0f;
   CUDA_CHECK(cudaMemcpy(&got, dResult, sizeof(float), cudaMemcpyDeviceToHost));
   const float want = float(n);
-  if (got == want) {
-    return true;
+  if (got == want) { // a NaN (an unwritten result) fails here too
+    return "";
   }
-  std::printf("CHECK FAILED: %s got %.1f want %.1f (off by %.0f elements)\n", row, double(got),
-              double(want), double(got) - double(want));
-  return false;
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "CHECK FAILED: %s %s n=%zu got %.1f want %.1f (off by %.0f "
+                "elements)",
+                what, row, n, double(got), double(want), double(got) - double(want));
+  return line;
 }
 
-// ---- Tables -----------------------------------------------------------------------------------
-
-struct Row {
-  const Version *v;
-  Plan plan;
-  Timing t;
-  bool exact;
-};
-
-double megabytes(const Plan &p) {
-  return double(p.elementsRead) * sizeof(float) / 1e6;
-}
-
-int printModelTable() {
-  std::printf("Model, per block of %u threads (compile time; see the comment above "
-              "modelTreeCount):\n\n",
-              kBlock);
-  std::printf("| row | what changes | elements a block | tree steps | warp executions | "
-              "conflict-weighted |\n");
-  std::printf("|---|---|---|---|---|---|\n");
-  int rows = 0;
-  unsigned steps = 0;
-  for (unsigned s = 1; s < kBlock; s *= 2) {
-    ++steps;
-  }
-  for (const Version &v : kVersions) {
-    std::printf("| %s | %s | %u | %u | %u | %u |\n", v.name, v.change, v.elementsPerBlock, steps,
-                modelWarpExecutions(v.modelVersion, kBlock),
-                modelConflictWeighted(v.modelVersion, kBlock));
-    ++rows;
-  }
-  std::printf("\nwarp executions: (tree step, warp) pairs with at least one active lane. "
-              "conflict-weighted: each one\ntimes its bank-conflict ways (the most active lanes "
-              "of the warp whose words share a bank).\n\n");
-  return rows;
-}
-
-int printTimingTable(const std::vector<Row> &rows, size_t n) {
-  std::printf("Measured: n = %zu floats of 1.0f, %u threads a block, every row reduced to one "
-              "float on the device:\n\n",
-              n, kBlock);
-  std::printf("| row | passes | MB | ms | spread %% | GB/s | speed-up vs v1 | check |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
-  const double v1ms = rows.empty() ? 0.0 : rows[0].t.ms;
-  int printed = 0;
-  for (const Row &r : rows) {
-    const double mb = megabytes(r.plan);
-    const double gbps = r.t.ms > 0.0 ? mb / r.t.ms : 0.0;
-    const double speedup = r.t.ms > 0.0 ? v1ms / r.t.ms : 0.0;
-    std::printf("| %s | %d | %.3f | %.4f | %.1f | %.1f | %.2f | %s |\n", r.v->name, r.plan.passes,
-                mb, r.t.ms, r.t.spreadPct, gbps, speedup, r.exact ? "exact" : "FAIL");
-    ++printed;
-  }
-  std::printf("\nMB: bytes read over all passes, 10^6 bytes; GB/s = MB / ms; ms: median of %d "
-              "batches of %d runs,\neach run all passes of one version; spread %%: (slowest - "
-              "fastest batch) / median.\n\n",
-              kTimingBatches, kLaunchesPerBatch);
-  return printed;
-}
-
-int printSteps(const std::vector<Row> &rows) {
-  std::printf("| step | what changes | warp executions | conflict-weighted | speed-up |\n");
-  std::printf("|---|---|---|---|---|\n");
-  int printed = 0;
-  int bestStep = -1;
-  double bestSpeedup = 0.0;
-  int modelStep = -1;
-  unsigned modelDrop = 0;
-  for (size_t k = 1; k < rows.size(); ++k) {
-    const Version &a = *rows[k - 1].v;
-    const Version &b = *rows[k].v;
-    const double speedup = rows[k].t.ms > 0.0 ? rows[k - 1].t.ms / rows[k].t.ms : 0.0;
-    const unsigned wa = modelConflictWeighted(a.modelVersion, kBlock);
-    const unsigned wb = modelConflictWeighted(b.modelVersion, kBlock);
-    std::printf("| %s -> %s | %s | %u -> %u | %u -> %u | %.2f |\n", a.name, b.name, b.change,
-                modelWarpExecutions(a.modelVersion, kBlock),
-                modelWarpExecutions(b.modelVersion, kBlock), wa, wb, speedup);
-    ++printed;
-    if (speedup > bestSpeedup) {
-      bestSpeedup = speedup;
-      bestStep = int(k);
-    }
-    if (wa > wb && wa - wb > modelDrop) {
-      modelDrop = wa - wb;
-      modelStep = int(k);
-    }
-  }
-  std::printf("\nspeed-up: the row above's ms / this row's ms. The model columns are per block; "
-              "v4's block covers\ntwice the elements, so its tree work per element is half of "
-              "v3's.\n\n");
-  if (bestStep > 0) {
-    std::printf("largest single step: %s -> %s (%.2fx)\n", rows[bestStep - 1].v->name,
-                rows[bestStep].v->name, bestSpeedup);
-  }
-  if (modelStep > 0) {
-    std::printf("the model's largest drop in conflict-weighted warp executions: %s -> %s "
-                "(%u -> %u)\n",
-                rows[modelStep - 1].v->name, rows[modelStep].v->name,
-                modelConflictWeighted(rows[modelStep - 1].v->modelVersion, kBlock),
-                modelConflictWeighted(rows[modelStep].v->modelVersion, kBlock));
-  } else {
-    std::printf("the model's largest drop in conflict-weighted warp executions: none at %u "
-                "threads\n",
-                kBlock);
-  }
-  return printed;
-}
-
-// ---- Argument parsing -------------------------------------------------------------------------
+// ---- Options ----------------------------------------------------------------------------------
 
 struct Options {
   size_t n = kDefaultN;
   bool nGiven = false;
   bool selfTest = false;
+  size_t selfTestMaxN = kMaxN; // --max-n: trims the self-test list (compute-sanitizer runs)
+  bool maxNGiven = false;
+  bool help = false;
 };
 
-void printHelp() {
-  std::printf(
-      "usage: reduction [--n N] [--self-test] [--help]\n"
-      "  Reduces n floats of 1.0f to one float with four kernels (v1 interleaved, v2 strided,\n"
-      "  v3 sequential, v4 first add during the load), prints a compile-time model of their\n"
-      "  divergence and bank conflicts, times each, and checks every result exactly.\n"
-      "  --n N        elements, 1 to %zu (2^24: a float sum of ones is exact up to there);\n"
-      "               default %zu (2^24 - 611, so no block size divides it)\n"
-      "  --self-test  every version at n = 1, 2, 255, 256, 257, 511, 512, 513, 65535, 65536,\n"
-      "               65537 and 2^24, checked, no timing; exit 1 on any failure\n"
-      "  --help       this text\n"
-      "exit code: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage\n",
-      kMaxN, kDefaultN);
-}
+static const char *kUsage =
+    "usage: reduction [--n N | --self-test [--max-n N]] [--help]\n"
+    "  Reduces n floats of 1.0f to one float with four kernels (v1 interleaved, v2 strided,\n"
+    "  v3 sequential, v4 first add during the load), prints a compile-time model of their\n"
+    "  divergence and bank conflicts, times each, and checks every result exactly.\n"
+    "  --n N        elements, 1 to 16777216 (2^24, up to which a float sum of ones is exact in\n"
+    "               any order); default 16776605 (2^24 - 611: odd, so every last block is ragged)\n"
+    "  --self-test  every version at n = 1, 2, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537\n"
+    "               and 16777216, each checked exactly, no timing; exit 1 on any failure\n"
+    "  --max-n N    with --self-test: only the sizes up to N (for compute-sanitizer runs)\n"
+    "  --help       this text\n"
+    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
 
-// Decimal digits only; anything else (sign, exponent, hex, empty) is refused. Values past kMaxN
-// saturate at kMaxN + 1, so a long string cannot overflow and is reported as out of range.
-bool parseCount(const char *text, size_t *value) {
-  if (text == nullptr || *text == '\0') {
+// Parses a decimal count: digits only (no sign, exponent, hex or trailing text). Values past
+// kMaxN saturate at kMaxN + 1, so a long string cannot overflow and reads as out of range.
+static bool parseCount(const char *s, size_t &out) {
+  if (s == nullptr || *s == '\0') {
     return false;
   }
   size_t v = 0;
-  for (const char *p = text; *p != '\0'; ++p) {
+  for (const char *p = s; *p != '\0'; ++p) {
     if (*p < '0' || *p > '9') {
       return false;
     }
     v = std::min(v * 10 + size_t(*p - '0'), kMaxN + 1);
   }
-  *value = v;
+  out = v;
   return true;
 }
 
-// Returns -1 to go on, or the exit code (0 after --help, 2 after a refusal).
-int parseArgs(int argc, char **argv, Options *opt) {
-  for (int a = 1; a < argc; ++a) {
-    if (std::strcmp(argv[a], "--help") == 0 || std::strcmp(argv[a], "-h") == 0) {
-      printHelp();
-      return 0;
-    } else if (std::strcmp(argv[a], "--self-test") == 0) {
-      opt->selfTest = true;
-    } else if (std::strcmp(argv[a], "--n") == 0) {
-      if (a + 1 >= argc) {
-        std::fprintf(stderr, "error: --n needs a value: a whole number from 1 to %zu\n", kMaxN);
-        return 2;
+// Fills `o` from argv. Returns "" on success, else the one-line reason (the caller prints it and
+// exits 2). Touches no device.
+static std::string parseOptions(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--self-test") {
+      o.selfTest = true;
+    } else if (a == "--n" || a == "--max-n") {
+      const char *v = (i + 1 < argc) ? argv[++i] : nullptr;
+      if (v == nullptr) {
+        return a + " needs a value: a whole number from 1 to 16777216";
       }
-      const char *text = argv[++a];
-      size_t n = 0;
-      if (!parseCount(text, &n)) {
-        std::fprintf(stderr,
-                     "error: --n '%s' is not a decimal whole number; use digits only, 1 to %zu\n",
-                     text, kMaxN);
-        return 2;
+      size_t x = 0;
+      if (!parseCount(v, x)) {
+        return a + " '" + v + "': not a decimal whole number; use digits only, 1 to 16777216";
       }
-      if (n < 1 || n > kMaxN) {
-        std::fprintf(stderr,
-                     "error: --n %s is outside 1..%zu: above 2^24 a float sum of ones is no "
-                     "longer exact in every order\n",
-                     text, kMaxN);
-        return 2;
+      if (x == 0) {
+        return a + " 0: there must be at least one element (1 to 16777216)";
       }
-      opt->n = n;
-      opt->nGiven = true;
+      if (x > kMaxN) {
+        return a + " " + v +
+               ": above 16777216 (2^24) a float sum of ones is no longer exact in every order";
+      }
+      if (a == "--n") {
+        o.n = x;
+        o.nGiven = true;
+      } else {
+        o.selfTestMaxN = x;
+        o.maxNGiven = true;
+      }
     } else {
-      std::fprintf(stderr,
-                   "error: unknown argument '%s'; the knobs are --n N, --self-test, "
-                   "--help\n",
-                   argv[a]);
-      return 2;
+      return "unknown option '" + a + "'; the knobs are --n N, --self-test, --max-n N, --help";
     }
   }
-  if (opt->selfTest && opt->nGiven) {
-    std::fprintf(stderr, "error: --self-test runs its own list of n; leave out --n\n");
-    return 2;
+  if (o.selfTest && o.nGiven) {
+    return "--self-test runs its own list of n; leave out --n (or trim the list with --max-n)";
   }
-  return -1;
+  if (o.maxNGiven && !o.selfTest) {
+    return "--max-n only trims --self-test";
+  }
+  return "";
+}
+
+// ---- Tables -----------------------------------------------------------------------------------
+
+struct Measured {
+  const Version *v;
+  Plan plan;
+  Timing t;
+  bool ok;
+};
+
+static void printBanner(const cudaDeviceProp &p) {
+  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n", p.name,
+              p.major, p.minor, p.multiProcessorCount, p.sharedMemPerBlock / 1024,
+              p.l2CacheSize / (1024 * 1024), p.warpSize);
+}
+
+// Returns the number of rows printed (checked by the caller).
+static int printModelTable() {
+  unsigned steps = 0;
+  for (unsigned s = 1; s < kBlock; s *= 2) {
+    ++steps;
+  }
+  std::printf("model, per block of %u threads, counted at compile time (see modelTreeCount):\n\n",
+              kBlock);
+  std::printf("| row | %-50s | elements a block | tree steps | warp executions | "
+              "conflict-weighted |\n",
+              "what changes");
+  std::printf("|-----|----------------------------------------------------|------------------|-----"
+              "-------|-----------------|-------------------|\n");
+  int printed = 0;
+  for (const Version &v : kVersions) {
+    std::printf("| %-3s | %-50s | %16u | %10u | %15u | %17u |\n", v.name, v.change,
+                v.elementsPerBlock, steps, modelWarpExecutions(v.modelVersion, kBlock),
+                modelConflictWeighted(v.modelVersion, kBlock));
+    ++printed;
+  }
+  std::printf("\nwarp executions: (tree step, warp) pairs in which at least one lane runs the "
+              "body.\nconflict-weighted: each of those times its bank-conflict ways (the most "
+              "active lanes of the\nwarp whose shared words fall in one bank).\n");
+  return printed;
+}
+
+static int printTimingTable(const std::vector<Measured> &rows, size_t n) {
+  std::printf("\nn = %zu floats (%.1f MiB), %u threads a block, every row reduced to one float on "
+              "the device;\nmedian of %d batches of %d runs, a run being every pass of one "
+              "version\n\n",
+              n, n * 4.0 / (1 << 20), kBlock, kTimingBatches, kLaunchesPerBatch);
+  std::printf("| row | passes |       MB |       ms | spread %% |    GB/s | speed-up vs v1 | check "
+              "|\n");
+  std::printf("|-----|--------|----------|----------|----------|---------|----------------|-------"
+              "|\n");
+  int printed = 0;
+  for (const Measured &m : rows) {
+    const double mb = megabytes(m.plan);
+    std::printf("| %-3s | %6d | %8.3f | %8.5f | %8.1f | %7.1f | %14.2f | %-5s |\n", m.v->name,
+                m.plan.passes, mb, m.t.ms, m.t.spread, mb / m.t.ms, rows[0].t.ms / m.t.ms,
+                m.ok ? "exact" : "FAIL");
+    ++printed;
+  }
+  std::printf("\nMB: bytes read over all passes (n floats, then each later pass's partials), 10^6 "
+              "bytes.\nGB/s = MB / ms counts bytes read only; day 25 adds a copy ceiling to "
+              "compare it with.\n");
+  return printed;
+}
+
+static int printStepTable(const std::vector<Measured> &rows) {
+  std::printf("\n| step     | %-50s | warp executions | conflict-weighted | speed-up |\n",
+              "what changes");
+  std::printf("|----------|----------------------------------------------------|-----------------|-"
+              "------------------|----------|\n");
+  int printed = 0;
+  size_t best = 0;      // the largest measured step (index of its second row)
+  size_t modelBest = 0; // the largest drop in conflict-weighted warp executions
+  unsigned modelDrop = 0;
+  for (size_t k = 1; k < rows.size(); ++k) {
+    const Version &a = *rows[k - 1].v;
+    const Version &b = *rows[k].v;
+    const unsigned ea = modelWarpExecutions(a.modelVersion, kBlock);
+    const unsigned eb = modelWarpExecutions(b.modelVersion, kBlock);
+    const unsigned wa = modelConflictWeighted(a.modelVersion, kBlock);
+    const unsigned wb = modelConflictWeighted(b.modelVersion, kBlock);
+    char step[16], execs[32], weighted[32];
+    std::snprintf(step, sizeof(step), "%s -> %s", a.name, b.name);
+    std::snprintf(execs, sizeof(execs), "%u -> %u", ea, eb);
+    std::snprintf(weighted, sizeof(weighted), "%u -> %u", wa, wb);
+    const double speedup = rows[k - 1].t.ms / rows[k].t.ms;
+    std::printf("| %-8s | %-50s | %15s | %17s | %8.2f |\n", step, b.change, execs, weighted,
+                speedup);
+    ++printed;
+    if (best == 0 || speedup > rows[best - 1].t.ms / rows[best].t.ms) {
+      best = k;
+    }
+    if (wa > wb && wa - wb > modelDrop) {
+      modelDrop = wa - wb;
+      modelBest = k;
+    }
+  }
+  std::printf("\nspeed-up: the row above's ms / this row's ms. The model columns count per block, "
+              "and v4's\nblock covers twice the elements, so per element its tree work is half of "
+              "v3's.\n\n");
+  if (best > 0) {
+    std::printf("largest single step: %s -> %s (%.2fx)\n", rows[best - 1].v->name,
+                rows[best].v->name, rows[best - 1].t.ms / rows[best].t.ms);
+  }
+  if (modelBest > 0) {
+    std::printf("largest drop in the model's conflict-weighted count: %s -> %s (%u -> %u)\n",
+                rows[modelBest - 1].v->name, rows[modelBest].v->name,
+                modelConflictWeighted(rows[modelBest - 1].v->modelVersion, kBlock),
+                modelConflictWeighted(rows[modelBest].v->modelVersion, kBlock));
+  } else {
+    std::printf("largest drop in the model's conflict-weighted count: none at %u threads\n",
+                kBlock);
+  }
+  return printed;
+}
+
+// ---- The runs ---------------------------------------------------------------------------------
+
+// The model, then every version checked once, then each timed and checked again.
+static void runTable(size_t n, int &checks, int &failures) {
+  const int modelRows = printModelTable();
+  Buffers b;
+  if (!allocBuffers(b, n)) {
+    std::printf("CHECK FAILED: cudaMalloc for n = %zu failed\n", n);
+    ++checks;
+    ++failures;
+    return;
+  }
+  std::vector<Measured> rows;
+  for (const Version &v : kVersions) { // every version checked before any is timed
+    const std::string fail = checkOneFloat("before timing", v.name, runOnce(v, b, n), n);
+    const bool ok = fail.empty();
+    ++checks;
+    if (!ok) {
+      std::printf("%s\n", fail.c_str());
+      ++failures;
+    }
+    rows.push_back(Measured{&v, planPasses(n, v.elementsPerBlock), {0.0, 0.0}, ok});
+  }
+  for (Measured &m : rows) {
+    const float *result = nullptr;
+    m.t = timeKernel([&] { result = launchReduction(*m.v, b.in, n, b.scratch); });
+    // Checked again on what the last timed run left: a race can show only under repetition.
+    const std::string fail = checkOneFloat("after timing", m.v->name, result, n);
+    const bool ok = fail.empty();
+    ++checks;
+    if (!ok) {
+      std::printf("%s\n", fail.c_str());
+      ++failures;
+    }
+    m.ok = m.ok && ok;
+  }
+  freeBuffers(b);
+
+  const int timingRows = printTimingTable(rows, n);
+  const int stepRows = printStepTable(rows);
+  // The tables, the steps and the README all assume kVersionCount rows: a real branch, since
+  // Release builds delete assert().
+  if (modelRows != kVersionCount || timingRows != kVersionCount || stepRows != kVersionCount - 1) {
+    std::printf("internal error: printed %d model, %d timing and %d step rows; want %d, %d, %d\n",
+                modelRows, timingRows, stepRows, kVersionCount, kVersionCount, kVersionCount - 1);
+    ++checks;
+    ++failures;
+  }
+}
+
+static const size_t kSelfTestSizes[] = {1,   2,   255,   256,   257,   511,
+                                        512, 513, 65535, 65536, 65537, kMaxN};
+
+// Every version at every size up to maxN, one exact check each, no timing; one table row each.
+static void runSelfTest(size_t maxN, int &checks, int &failures) {
+  std::printf("self-test: every version at each n up to %zu, checked exactly, no timing\n\n", maxN);
+  std::printf("| n        | row | passes |       MB | check |\n");
+  std::printf("|----------|-----|--------|----------|-------|\n");
+  std::vector<std::string> failed;
+  int printed = 0;
+  int want = 0;
+  for (size_t n : kSelfTestSizes) {
+    if (n > maxN) {
+      continue;
+    }
+    want += kVersionCount;
+    Buffers b;
+    if (!allocBuffers(b, n)) {
+      failed.push_back("CHECK FAILED: cudaMalloc for n = " + std::to_string(n) + " failed");
+      ++checks;
+      ++failures;
+      continue;
+    }
+    for (const Version &v : kVersions) {
+      const std::string fail = checkOneFloat("self-test", v.name, runOnce(v, b, n), n);
+      const bool ok = fail.empty();
+      ++checks;
+      if (!ok) {
+        failed.push_back(fail); // printed under the table, so the table stays one table
+        ++failures;
+      }
+      const Plan plan = planPasses(n, v.elementsPerBlock);
+      std::printf("| %8zu | %-3s | %6d | %8.3f | %-5s |\n", n, v.name, plan.passes, megabytes(plan),
+                  ok ? "exact" : "FAIL");
+      ++printed;
+    }
+    freeBuffers(b);
+  }
+  if (!failed.empty()) {
+    std::printf("\n");
+  }
+  for (const std::string &line : failed) {
+    std::printf("%s\n", line.c_str());
+  }
+  if (printed != want) { // a real branch: Release builds delete assert()
+    std::printf("internal error: the self-test printed %d rows, want %d\n", printed, want);
+    ++checks;
+    ++failures;
+  }
 }
 
 // ---- main -------------------------------------------------------------------------------------
 
-// Prints the banner; returns false (after one error line) if the device's warp is not kWarp
-// lanes wide, since the model and the "whole warp idle" arguments assume it.
-bool printBannerAndCheckWarp() {
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  cudaDeviceProp prop;
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n",
-              prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-              prop.sharedMemPerBlock / 1024, prop.l2CacheSize / (1024 * 1024), prop.warpSize);
-  if (prop.warpSize != int(kWarp)) {
-    std::fprintf(stderr,
-                 "error: this device has %d-lane warps; the model and kernels of this program "
-                 "assume %u, so it will not run here\n",
-                 prop.warpSize, kWarp);
-    return false;
-  }
-  return true;
-}
-
-// Refuses (exit 2) an n whose buffers do not fit the device's free memory, before allocating.
-bool fitsInFreeMemory(size_t n) {
-  size_t scratch[2];
-  const size_t need = bytesNeeded(n, scratch);
-  size_t freeBytes = 0;
-  size_t totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  if (need > freeBytes) {
-    std::fprintf(stderr, "error: n = %zu needs %zu bytes of device memory, %zu are free\n", n, need,
-                 freeBytes);
-    return false;
-  }
-  return true;
-}
-
-int runSelfTest() {
-  const size_t sizes[] = {1, 2, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537, kMaxN};
-  if (!fitsInFreeMemory(kMaxN)) {
-    return 2;
-  }
-  std::printf("Self-test: every version at 12 sizes, one exact check each, no timing.\n\n");
-  std::printf("| n | row | passes | MB | check |\n");
-  std::printf("|---|---|---|---|---|\n");
-  int checks = 0;
-  int failed = 0;
-  int rowsPrinted = 0;
-  for (size_t n : sizes) {
-    Buffers b;
-    allocateBuffers(n, &b);
-    for (const Version &v : kVersions) {
-      poisonScratch(b);
-      const float *result = launchReduction(v, b.in, n, b.scratch);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const Plan plan = planPasses(n, v.elementsPerBlock);
-      const bool ok = checkOneFloat(v.name, result, n);
-      ++checks;
-      failed += ok ? 0 : 1;
-      std::printf("| %zu | %s | %d | %.3f | %s |\n", n, v.name, plan.passes, megabytes(plan),
-                  ok ? "exact" : "FAIL");
-      ++rowsPrinted;
-    }
-    freeBuffers(&b);
-  }
-  const int wantRows = int(sizeof(sizes) / sizeof(sizes[0])) * kVersionCount;
-  if (rowsPrinted != wantRows) {
-    std::printf("CHECK FAILED: self-test table has %d rows, want %d\n", rowsPrinted, wantRows);
-    ++checks;
-    ++failed;
-  }
-  std::printf("\n");
-  if (failed == 0) {
-    std::printf("RESULT: PASS (%d checks, all exact)\n", checks);
-    return 0;
-  }
-  std::printf("RESULT: FAIL (%d of %d checks failed)\n", failed, checks);
-  return 1;
-}
-
-int runDefault(size_t n) {
-  if (!fitsInFreeMemory(n)) {
-    return 2;
-  }
-  std::printf("n = %zu floats of 1.0f (at most 2^24, so every float sum is exact in any order), "
-              "%u threads a block\n\n",
-              n, kBlock);
-  int checks = 0;
-  int failed = 0;
-  const int modelRows = printModelTable();
-
-  Buffers b;
-  allocateBuffers(n, &b);
-  std::vector<Row> rows;
-
-  // Every version checked once before any timing.
-  for (const Version &v : kVersions) {
-    poisonScratch(b);
-    const float *result = launchReduction(v, b.in, n, b.scratch);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const bool ok = checkOneFloat(v.name, result, n);
-    ++checks;
-    failed += ok ? 0 : 1;
-    rows.push_back(Row{&v, planPasses(n, v.elementsPerBlock), Timing{0.0, 0.0}, ok});
-  }
-  // Then each timed, and checked again on what its last timed run left behind.
-  for (Row &r : rows) {
-    const Version &v = *r.v;
-    const float *result = nullptr;
-    r.t = timeKernel([&] { result = launchReduction(v, b.in, n, b.scratch); });
-    const bool ok = checkOneFloat(v.name, result, n);
-    ++checks;
-    failed += ok ? 0 : 1;
-    r.exact = r.exact && ok;
-  }
-
-  const int timingRows = printTimingTable(rows, n);
-  const int stepRows = printSteps(rows);
-  // The tables, the step list and the README all assume four rows; a real branch, not assert.
-  if (modelRows != kVersionCount || timingRows != kVersionCount || stepRows != kVersionCount - 1) {
-    std::printf("CHECK FAILED: table rows model %d timing %d steps %d, want %d, %d, %d\n",
-                modelRows, timingRows, stepRows, kVersionCount, kVersionCount, kVersionCount - 1);
-    ++checks;
-    ++failed;
-  }
-
-  freeBuffers(&b);
-  std::printf("\n");
-  if (failed == 0) {
-    std::printf("RESULT: PASS (%d checks, all exact)\n", checks);
-    return 0;
-  }
-  std::printf("RESULT: FAIL (%d of %d checks failed)\n", failed, checks);
-  return 1;
-}
-
 int main(int argc, char **argv) {
-  Options opt;
-  const int parsed = parseArgs(argc, argv, &opt);
-  if (parsed >= 0) {
-    return parsed;
+  Options o;
+  const std::string err = parseOptions(argc, argv, o);
+  if (!err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
   }
-  if (!printBannerAndCheckWarp()) {
+  if (o.help) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+
+  int devices = 0;
+  const cudaError_t probe = cudaGetDeviceCount(&devices);
+  if (probe != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "error: no usable CUDA device (%s)\n",
+                 probe != cudaSuccess ? cudaGetErrorString(probe) : "none found");
     return 1;
   }
-  return opt.selfTest ? runSelfTest() : runDefault(opt.n);
+  int device = 0;
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  // The largest n this run allocates, refused (exit 2) before any allocation if it cannot fit.
+  const size_t maxN = o.selfTest ? std::min(o.selfTestMaxN, kMaxN) : o.n;
+  size_t freeBytes = 0, totalBytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  if (bytesNeeded(maxN) > freeBytes) {
+    std::fprintf(stderr, "error: n = %zu needs %zu bytes of device memory; %zu are free on %s\n",
+                 maxN, bytesNeeded(maxN), freeBytes, prop.name);
+    return 2;
+  }
+  printBanner(prop);
+  if (prop.warpSize != int(kWarp)) {
+    std::fprintf(stderr,
+                 "error: this device has %d-lane warps; the model and the kernels' reasoning "
+                 "assume %u, so the program does not run here\n",
+                 prop.warpSize, kWarp);
+    return 1;
+  }
+  std::printf("\n");
+
+  int checks = 0, failures = 0;
+  if (o.selfTest) {
+    runSelfTest(o.selfTestMaxN, checks, failures);
+  } else {
+    runTable(o.n, checks, failures);
+  }
+
+  if (failures == 0) {
+    std::printf("\nRESULT: PASS (%d checks, all exact)\n", checks);
+    return 0;
+  }
+  std::printf("\nRESULT: FAIL (%d of %d checks failed)\n", failures, checks);
+  return 1;
 }

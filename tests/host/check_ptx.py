@@ -79,7 +79,8 @@ def exhibit_regions(path, lines, report):
             if open_at is not None:
                 report.error(path, i, f"`// race exhibit:` while the exhibit opened at line "
                              f"{open_at} is still open (close it with `// end race exhibit`)")
-            open_at = i
+            else:
+                open_at = i
         elif EXHIBIT_CLOSE.match(line):
             if open_at is None:
                 report.error(path, i, "`// end race exhibit` with no open `// race exhibit:`")
@@ -223,8 +224,15 @@ def check_file(path, nvcc, arch, report):
                 claims[name] = (prev[0], prev[1] + [t for t in tokens if t in TOKENS])
     for i, line in enumerate(lines, 1):
         if CLAIM.match(line) and i not in used_claim_lines:
+            k = i
+            while k < len(lines) and lines[k].lstrip().startswith("//"):
+                k += 1
+            below = lines[k].strip() if k < len(lines) else ""
+            hint = (": it sits above a __device__ function, which has no .entry of its own; put "
+                    "the claim on each __global__ kernel that calls it (inlined code shows in "
+                    "the caller's PTX)") if "__device__" in below else ""
             report.error(path, i, "`// ptx:` claim not in the comment block directly above a "
-                         "__global__ kernel")
+                         "__global__ kernel" + hint)
 
     needs_ptx = claims or regions or "volatile" in text or kernels
     if not needs_ptx:

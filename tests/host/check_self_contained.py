@@ -96,10 +96,12 @@ def check_file(path, report):
     if not CUDA_CHECK_DEF.search(code):
         report.error(path, 1, "no `#define CUDA_CHECK(call)`: each day defines its own "
                      "(CUDA-CODE-STYLE.md section 3)")
-    if not defines_time_kernel(hostcheck.strip_comments(text)):
-        what = "calls timeKernel but does not define it" if "timeKernel" in code else \
-            "defines no timeKernel"
-        report.error(path, 1, f"{what}: each day defines its own timeKernel function "
+    bare = hostcheck.strip_comments(text)
+    if not defines_time_kernel(bare):
+        use = re.search(r"\btimeKernel\b", bare)
+        what = "names timeKernel but never defines it" if use else "defines no timeKernel"
+        report.error(path, hostcheck.line_of(bare, use.start()) if use else 1,
+                     f"{what}: each day defines its own timeKernel function "
                      "(CUDA-CODE-STYLE.md section 5)")
 
 

@@ -22,6 +22,7 @@ each to printed precision: a number printed with d decimals stands for [x - 0.5e
 Cells that are `-` or empty are skipped.
 """
 import datetime
+import hashlib
 import glob
 import os
 import re
@@ -145,9 +146,12 @@ def check_table(path, head_line, head, rows, report, judge_checks):
             if time_col != "ms":
                 t = (t[0] / 1000.0, t[1] / 1000.0)
             want = divide(mb, t)
+            report.recomputed += 1
             if not overlaps(want, g):
                 report.error(path, line, f"row `{cells[0]}`: GB/s {cells[col['GB/s']]} does not "
-                             f"equal MB/{time_col} = {cells[col['MB']]}/{cells[col[time_col]]}"
+                             f"equal {'' if time_col == 'ms' else '1000*'}MB/{time_col} = "
+                             f"{'' if time_col == 'ms' else '1000*'}{cells[col['MB']]}/"
+                             f"{cells[col[time_col]]}"
                              f" (in [{want[0]:.4f}, {want[1]:.4f}] to printed precision)")
     if "% of copy" in col and "GB/s" in col:
         name_col = col.get("row", 0)
@@ -169,6 +173,7 @@ def check_table(path, head_line, head, rows, report, judge_checks):
                 continue
             c = copy[key][1]
             want = divide((100 * g[0], 100 * g[1]), c)
+            report.recomputed += 1
             if not overlaps(want, p):
                 report.error(path, line, f"row `{cells[0]}`: % of copy {cells[col['% of copy']]}"
                              f" does not equal 100 * {cells[col['GB/s']]} / copy's GB/s (line "
@@ -176,18 +181,34 @@ def check_table(path, head_line, head, rows, report, judge_checks):
                              "precision")
 
 
+SOURCE = re.compile(r"^# source: (?P<path>\S+) sha256=(?P<hash>[0-9a-f]{64})$")
+
+
 def check_file(path, report):
     lines = hostcheck.read_lines(path)
     found = {}
-    for k, (key, rx) in enumerate(HEADER):
+    # The header: the keys of HEADER in order; capture.py (since 2026-11-29) also writes an optional
+    # `# source: PATH sha256=HEX` line right after `# build:`.
+    k = 0
+    source = None
+    for key, rx in HEADER:
         line = lines[k] if k < len(lines) else None
+        if key == "command" and line is not None and SOURCE.match(line):
+            source = (k + 1, SOURCE.match(line))
+            k += 1
+            line = lines[k] if k < len(lines) else None
         m = rx.match(line) if line is not None else None
         if not m:
             shown = "end of file" if line is None else f"`{line}`"
             report.error(path, k + 1, f"capture header: line {k + 1} should be the `{key}` line "
                          f"as tools/capture.py writes it (/{rx.pattern}/), found {shown}")
             return
-        found[key] = m
+        found[key] = (m, k + 1)
+        k += 1
+    header_len = k
+    found = {key: m for key, (m, _) in found.items()}
+    if source is not None:
+        check_source(path, source, report)
     base = os.path.basename(path)
     nm = NAME.match(base)
     date = found["date"].group(1)
@@ -207,7 +228,7 @@ def check_file(path, report):
         report.error(path, 1, "the header date is not a real date and time")
 
     exit_code = int(found["exit code"].group(1))
-    body_from = len(HEADER)
+    body_from = header_len
     if exit_code == 0:
         out = [(i + 1, l) for i, l in enumerate(lines) if i >= body_from and l.strip()
                and not l.startswith("=========")]
@@ -225,11 +246,35 @@ def check_file(path, report):
         stem = base[:-4]
         notes = [os.path.join(os.path.dirname(path), stem + ".note.md"), path + ".note.md"]
         if "race-demo" not in base and not any(os.path.exists(n) for n in notes):
-            report.error(path, 7, f"exit code {exit_code}: a failed run; only a race-demo "
+            report.error(path, header_len - 1, f"exit code {exit_code}: a failed run; only a race-demo "
                          f"transcript may exit non-zero, unless a note beside it "
                          f"({os.path.basename(notes[0])}) explains it")
     for head_line, head, rows in tables(lines, body_from):
         check_table(path, head_line, head, rows, report, judge_checks)
+
+
+def check_source(path, source, report):
+    """The newest transcript of each mode must come from the source file as it is now: a `.cu`
+    changed after its newest capture means the evidence no longer shows what the code prints."""
+    line, m = source
+    src = os.path.join(hostcheck.REPO_ROOT, m.group("path"))
+    nm = NAME.match(os.path.basename(path))
+    if nm is None:
+        return
+    sys.path.insert(0, os.path.join(hostcheck.REPO_ROOT, "tools"))
+    import sync_readme  # noqa: E402  (the one rule for "newest")
+    if os.path.abspath(sync_readme.newest_transcript(os.path.dirname(path), nm.group("mode"))) \
+            != os.path.abspath(path):
+        return  # an older transcript records an older version, as it should
+    if not os.path.exists(src):
+        report.error(path, line, f"source {m.group('path')} named in the header does not exist")
+        return
+    with open(src, "rb") as f:
+        now = hashlib.sha256(f.read()).hexdigest()
+    if now != m.group("hash"):
+        report.error(path, line, f"{m.group('path')} changed after this transcript (the newest "
+                     f"`{nm.group('mode')}` one) was captured: capture it again on a GPU "
+                     "(tools/capture_all.sh) so the evidence shows what the code prints")
 
 
 def main(argv):
@@ -237,6 +282,7 @@ def main(argv):
         print(__doc__)
         return 0 if argv else 2
     report = hostcheck.Report("transcripts")
+    report.recomputed = 0
     for a in argv:
         if not os.path.exists(a):
             report.error(a, 1, "no such file or directory")
@@ -246,7 +292,9 @@ def main(argv):
     if not files and not report.faults:
         print("ok: transcripts: no transcripts yet under " + ", ".join(argv))
         return 0
-    return report.finish(f"{len(files)} transcript(s): header, verdict and tables consistent")
+    return report.finish(f"{len(files)} transcript(s): header and verdict right; "
+                         f"{report.recomputed} GB/s and % of copy cells recomputed, all agree "
+                         "to printed precision")
 
 
 if __name__ == "__main__":
