@@ -12,8 +12,8 @@
 //                     block into a zeroed float (the zeroing memset is part of each call).
 //   last block        day 27: v8's first pass in ONE launch; each block publishes its partial,
 //                     fences, takes a ticket; the block with the last ticket adds the partials.
-//   cooperative       day 28: v8's first pass, grid.sync(), block 0 adds the partials; a
-//                     cooperative launch on a grid that fits on the device at once.
+//   cooperative       day 28: whole tiles of 1024 floats a block, grid.sync(), block 0 adds the
+//                     partials; a cooperative launch on the grid the device holds at once.
 //   best              this day: the last-block finish on tiles of kBestLoads independent float4
 //                     loads a thread (all in flight before any add), block size a template
 //                     argument, grid from the SM count and occupancy, each block owning WHOLE
@@ -194,7 +194,8 @@ Timing timeKernel(Launch launch, int calls, cudaStream_t stream) {
 // Graph mode. The same callable is called `calls` times while `stream` is being captured (nothing
 // runs; every launch becomes a graph node), the graph is instantiated once, replayed once as the
 // warm-up (which also uploads it), then each batch is ONE replay between one event pair. Stream
-// capture needs a stream the program created: the legacy default stream cannot be captured.
+// capture needs a stream the program created: the legacy default stream cannot be captured
+// (cudaStreamBeginCapture's reference; research/day39-cub.md, entry 6).
 template <typename Launch>
 Timing timeGraph(Launch launch, int calls, cudaStream_t stream) {
   cudaGraph_t graph;
@@ -468,6 +469,7 @@ __global__ void __launch_bounds__(kBlock)
 // read-only, non-coherent path (ld.global.nc), as CUB's reduction does (LOAD_LDG); the
 // L1::no_allocate variant also tells L1 not to keep the line, since no thread reads it again.
 // Neither changes the bytes that come from DRAM; they may change how many loads L1 can track.
+// (PTX ISA `ld`, .L1::no_allocate; CUB's LOAD_LDG policy: research/day39-cub.md, entries 4, 11.)
 __device__ __forceinline__ float4 loadStreaming(const float4 *p) {
   if constexpr (kBestL1NoAllocate) {
     float4 v;
@@ -549,7 +551,8 @@ __global__ void __launch_bounds__(kThreads)
 // Launch: blockDim.x == kThreads; any grid of 1 .. ceil(n / tile) blocks (more would only add
 // empty blocks); *ticket == 0 at launch and left at 0; partials holds gridDim.x floats; `in`
 // 16-byte aligned. The grid comes from the device (SMs x occupancy x waves), not a power of two:
-// tile ownership, not equal counts, is what keeps the sum exact above 2^24.
+// tile ownership, not equal counts, is what keeps the sum exact above 2^24. The finish follows
+// cuda-samples' threadFenceReduction, with PyTorch's acquire fence (research/day39-cub.md, 9-10).
 // ptx: v4-loads shfl atom
 template <int kThreads, int kLoads>
 __global__ void __launch_bounds__(kThreads)
@@ -641,6 +644,7 @@ __global__ void checkCopy(const float *out, size_t n, size_t slot, unsigned long
 // a 32-bit count gives 32-bit offsets, a 64-bit one 64-bit offsets; we pass `int` while n fits
 // (every default size does) and `long long` above, so both CUB's fast path and n up to 2^32 work.
 // Nothing is allocated, copied or synchronized here: the call only enqueues CUB's kernels.
+// (CUB's DeviceReduce reference and the CUDA 13.0 headers: research/day39-cub.md, entries 1-3.)
 static cudaError_t cubSum(void *temp, size_t &tempBytes, const float *in, float *out, size_t n,
                           cudaStream_t stream) {
   if (n <= size_t(INT_MAX)) {
@@ -808,6 +812,7 @@ static unsigned int bestGridFor(size_t n, unsigned int grid) {
 }
 
 // The cooperative launch, returning its error instead of exiting (the graph probe needs that).
+// The grid must not pass SMs x occupancy (cudaLaunchCooperativeKernel's reference; entry 7).
 static cudaError_t launchCooperative(const float *in, size_t n, float *partials, float *result,
                                      unsigned int grid, cudaStream_t stream) {
   void *args[] = {(void *)&in, (void *)&n, (void *)&partials, (void *)&result};
