@@ -87,7 +87,14 @@ constexpr size_t kMaxN = size_t(1) << 32;             // largest --max-n (2 x 16
 // The tuning knobs of `best` (the lead tunes these on the H200; the banner prints them).
 constexpr int kBestThreads = 512; // threads a block of the multi-block path (template argument)
 constexpr int kBestLoads = 4;     // independent float4 loads a thread a tile, all in flight
-constexpr int kBestWaves = 8; // default grid = SMs x occupancy x kBestWaves (--best-blocks-per-sm)
+// best's grid (--best-blocks-per-sm overrides both): ONE wave, SMs x occupancy, below
+// kBestManyWavesFrom; kBestWavesLarge waves from there up. Measured on the H200
+// (research/day39-cub.md, "tuning"): at 2^24..2^26 one resident wave of 528 blocks beat 8 waves
+// of 4224 by 2-6 % (fewer tickets, no tail of block launches), while at 2^28..2^30 the 8-wave
+// grid kept best at or above CUB.
+constexpr int kBestWaves = 1;
+constexpr int kBestWavesLarge = 8;
+constexpr size_t kBestManyWavesFrom = size_t(1) << 27;
 constexpr int kFinishLoads = 8;     // the last block's loads of the partials in flight a thread
 constexpr int kSmallThreads = 1024; // the single-block path: one block of this many threads ...
 constexpr int kSmallLoads = 8;      // ... each with this many float4 loads in flight a tile
@@ -695,15 +702,18 @@ struct Device {
   int coopOccupancy = 0;          // blocks of reduceCooperative an SM holds at once
   unsigned int coopGrid = 0;      // SMs x coopOccupancy: all co-resident (0: refused)
   int bestOccupancy = 0;          // blocks of bestLastBlock an SM holds at once
-  int bestBlocksPerSm = 0;        // the grid of best = SMs x this
+  int bestBlocksPerSm = 0;        // the grid of best = SMs x this, n < kBestManyWavesFrom
   unsigned int bestGrid = 0;
+  int bestBlocksPerSmLarge = 0; // the same from kBestManyWavesFrom up
+  unsigned int bestGridLarge = 0;
 };
 
 // How best runs: single block for n <= smallMax, else the last-block kernel on at most `grid`
 // blocks. The self-test forces each path.
 struct BestConfig {
   size_t smallMax;
-  unsigned int grid;
+  unsigned int grid;      // n < kBestManyWavesFrom
+  unsigned int gridLarge; // n >= kBestManyWavesFrom
 };
 
 // The input copies of one size: `buffers` copies of n ones, `slot` floats apart (n + a NaN guard,
@@ -757,7 +767,8 @@ static void freeBuffers(Buffers &b) {
 
 // Bytes of everything but CUB's temporary storage (which is tiny; it has its own check).
 static size_t bytesNeeded(size_t allocFloats, const Device &d) {
-  size_t partials = 2 * size_t(kLadderGrid) + d.coopGrid + std::max(kSelfTestBestGrid, d.bestGrid);
+  size_t partials = 2 * size_t(kLadderGrid) + d.coopGrid +
+                    std::max({kSelfTestBestGrid, d.bestGrid, d.bestGridLarge});
   return 2 * allocFloats * sizeof(float) + (kRowCount + partials) * sizeof(float) +
          2 * sizeof(unsigned int) + 2 * sizeof(unsigned long long);
 }
@@ -772,8 +783,8 @@ static bool allocBuffers(Buffers &b, size_t allocFloats, const Device &d) {
       cudaMalloc(&b.v8Partials, kLadderGrid * sizeof(float)) != cudaSuccess ||
       cudaMalloc(&b.lastPartials, kLadderGrid * sizeof(float)) != cudaSuccess ||
       cudaMalloc(&b.coopPartials, std::max(1u, d.coopGrid) * sizeof(float)) != cudaSuccess ||
-      cudaMalloc(&b.bestPartials, std::max(kSelfTestBestGrid, d.bestGrid) * sizeof(float)) !=
-          cudaSuccess ||
+      cudaMalloc(&b.bestPartials, std::max({kSelfTestBestGrid, d.bestGrid, d.bestGridLarge}) *
+                                      sizeof(float)) != cudaSuccess ||
       cudaMalloc(&b.tickets, 2 * sizeof(unsigned int)) != cudaSuccess ||
       cudaMalloc(&b.copyCounts, 2 * sizeof(unsigned long long)) != cudaSuccess) {
     (void)cudaGetLastError(); // clear the allocation error
@@ -855,8 +866,8 @@ static void launchRow(Row r, const Buffers &b, const Device &d, const BestConfig
       bestSingleBlock<kSmallThreads, kSmallLoads><<<1, kSmallThreads, 0, stream>>>(in, n, result);
     } else {
       bestLastBlock<kBestThreads, kBestLoads>
-          <<<bestGridFor(n, best.grid), kBestThreads, 0, stream>>>(in, n, b.bestPartials,
-                                                                   b.tickets + 1, result);
+          <<<bestGridFor(n, n < kBestManyWavesFrom ? best.grid : best.gridLarge), kBestThreads, 0,
+             stream>>>(in, n, b.bestPartials, b.tickets + 1, result);
     }
     break;
   }
@@ -996,7 +1007,7 @@ struct Options {
   bool haveMinN = false, haveMaxN = false, haveMode = false;
   bool selfTest = false;
   size_t bestSmallMax = kDefaultSmallMax;
-  int bestBlocksPerSm = 0; // 0: occupancy x kBestWaves
+  int bestBlocksPerSm = 0; // 0: occupancy x kBestWaves (kBestWavesLarge from 2^27)
   bool help = false;
 };
 
@@ -1009,8 +1020,9 @@ static const char *kUsage =
     "  --max-n N      largest n, a power of two up to 4294967296 (2^32); default 1073741824\n"
     "                 (2^30), which needs 2 x 4 GiB of device memory (input and copy copies).\n"
     "                 With --self-test: only the edge sizes up to N (any N from 1 to 16777216).\n"
-    "  --best-blocks-per-sm B  best's grid = SMs x B blocks (1 to 1024; default: the occupancy\n"
-    "                 x 8). Blocks need not all be resident: no block waits for another.\n"
+    "  --best-blocks-per-sm B  best's grid = SMs x B blocks at every n (1 to 1024; default: the\n"
+    "                 occupancy (one wave) below 2^27, occupancy x 8 from 2^27). Blocks need\n"
+    "                 not all be resident: no block waits for another.\n"
     "  --best-small-max S  best runs ONE block for n <= S (0 to 16777216; default 32768, one\n"
     "                 round of loads for a block of 1024 threads x 8 float4s; 0: never).\n"
     "  --self-test    every row over the day-25 edge sizes (1 .. 16777216), plus best forced\n"
@@ -1129,10 +1141,11 @@ static void printBanner(const cudaDeviceProp &p) {
 static void printConfig(const Device &d, const BestConfig &best, const Buffers &b) {
   int sms = d.prop.multiProcessorCount;
   std::printf("best: %d threads x %d float4 loads a tile (%zu floats), grid %d SMs x %d blocks = "
-              "%u (occupancy %d a SM); one block of %d threads x %d float4 loads (%zu floats a "
-              "round) for n <= %zu; loads %s\n",
+              "%u below n = %zu, %d SMs x %d = %u from there (occupancy %d a SM); one block of "
+              "%d threads x %d float4 loads (%zu floats a round) for n <= %zu; loads %s\n",
               kBestThreads, kBestLoads, kBestTile, sms, d.bestBlocksPerSm, best.grid,
-              d.bestOccupancy, kSmallThreads, kSmallLoads, kSmallTile, best.smallMax,
+              kBestManyWavesFrom, sms, d.bestBlocksPerSmLarge, best.gridLarge, d.bestOccupancy,
+              kSmallThreads, kSmallLoads, kSmallTile, best.smallMax,
               kBestL1NoAllocate ? "ld.global.nc.L1::no_allocate" : "__ldg (ld.global.nc)");
   if (d.coopGrid > 0) {
     std::printf("ladder: %d threads a block; v8 and last block on %d blocks; atomic per block on "
@@ -1421,8 +1434,8 @@ static int runSelfTest(const Options &o, const Buffers &b, const Device &d, cons
       {"last block", Row::LastBlock, best},
       {"cooperative", Row::Cooperative, best},
       {"best", Row::Best, best},
-      {"best: one block", Row::Best, {kExactAnyOrder, best.grid}},
-      {"best: last block, 5 blocks", Row::Best, {0, kSelfTestBestGrid}},
+      {"best: one block", Row::Best, {kExactAnyOrder, best.grid, best.gridLarge}},
+      {"best: last block, 5 blocks", Row::Best, {0, kSelfTestBestGrid, kSelfTestBestGrid}},
   };
   constexpr int kVariants = sizeof(variants) / sizeof(variants[0]);
   int tested[kVariants] = {}, runs[kVariants] = {}, failed[kVariants] = {};
@@ -1504,8 +1517,11 @@ int main(int argc, char **argv) {
       &d.bestOccupancy, bestLastBlock<kBestThreads, kBestLoads>, kBestThreads, 0));
   d.bestBlocksPerSm =
       o.bestBlocksPerSm > 0 ? o.bestBlocksPerSm : std::max(1, d.bestOccupancy) * kBestWaves;
+  d.bestBlocksPerSmLarge =
+      o.bestBlocksPerSm > 0 ? o.bestBlocksPerSm : std::max(1, d.bestOccupancy) * kBestWavesLarge;
   d.bestGrid = unsigned(sms) * unsigned(d.bestBlocksPerSm);
-  BestConfig best{o.bestSmallMax, d.bestGrid};
+  d.bestGridLarge = unsigned(sms) * unsigned(d.bestBlocksPerSmLarge);
+  BestConfig best{o.bestSmallMax, d.bestGrid, d.bestGridLarge};
 
   // The largest layout this run needs, refused (exit 2) before any allocation if it does not fit.
   size_t allocFloats = 0;
