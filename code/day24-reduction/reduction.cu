@@ -711,6 +711,10 @@ static void runTable(size_t n, int &checks, int &failures) {
   }
   for (Measured &m : rows) {
     const float *result = nullptr;
+    // Poisoned again, so the check after timing sees what the timed runs wrote, not what the
+    // check before timing left behind.
+    CUDA_CHECK(cudaMemset(b.scratch[0], 0xFF, b.scratchCount[0] * sizeof(float)));
+    CUDA_CHECK(cudaMemset(b.scratch[1], 0xFF, b.scratchCount[1] * sizeof(float)));
     m.t = timeKernel([&] { result = launchReduction(*m.v, b.in, n, b.scratch); });
     // Checked again on what the last timed run left: a race can show only under repetition.
     const std::string fail = checkOneFloat("after timing", m.v->name, result, n);

@@ -1,28 +1,28 @@
 // Day 25: the copy ceiling and the v4–v8 reduction ladder.
 //
-// One program, one input (n floats, all 1.0f, so the right sum is n), one table. Rows, in order,
-// with the one change between neighbours:
+// One program, one input (n floats, all 1.0f, so the right sum is n), one table. Rows, in
+// order, with the one change between neighbours:
 //   copy  the ceiling: a float4 copy of the same buffer; its GB/s counts bytes read + written.
 //   v4    day 24's last rung: two loads a thread during the load, its own grid of n/512 blocks.
-//   v4c   cascade: a fixed grid of 1024 blocks walks the input with a grid-stride loop, each thread
-//         adding many elements in a register before the shared-memory tree.
+//   v4c   cascade: a fixed grid of 1024 blocks walks the input with a grid-stride loop, each
+//         thread adding many elements in a register before the shared-memory tree.
 //   v5    the shared tree stops at 64 live values; warp 0 finishes with __shfl_down_sync.
-//   v6    v5 with the block size a template argument, so the tree's bounds are compile-time
-//   constants. v7    v6 with float4 (16-byte) loads: a scalar head up to 16-byte alignment, a
-//   scalar tail. v8    v7 run twice: pass 1 leaves one partial a block, pass 2 (one block) adds
-//   them: ONE float.
-// Rows v4..v7 leave partials (one float a block) that someone must still add; only v8 finishes.
+//   v6    v5 with the block size a template argument: the tree's bounds are compile-time
+//         constants.
+//   v7    v6 with float4 (16-byte) loads: a scalar head up to 16-byte alignment, a scalar tail.
+//   v8    v7 run twice: pass 1 leaves one partial a block, pass 2 (one block) adds them.
+// Rows v4..v7 leave partials (one float a block) that someone must still add; only v8 leaves
+// the finished sum, ONE float, on the device.
 //
 // Build and run (any card; a Colab T4 is sm_75, an H200 sm_90):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o reduction_2 code/day25-reduction-2/reduction_2.cu
-//   ./reduction_2            (--help lists the knobs: --n, --blocks, --offset, --sweep,
-//   --self-test,
-//                             --race-demo)
+//   ./reduction_2
+// --help lists the knobs: --n, --blocks, --offset, --sweep, --self-test (--max-n), --race-demo.
 //
-// What is checked: every row's result, exactly, before it is timed and again after (a race can show
-// only under repetition); partial rows by adding their partials on the host in 64-bit integers.
-// Out-of- range reads are caught by NaN guards around the input; unwritten outputs by NaN poison.
-// What is NOT checked: speed. The table reports it; no threshold decides pass or fail.
+// What is checked: every row's result, exactly, before it is timed and again after (a race can
+// show only under repetition); partial rows by adding their partials on the host in 64-bit
+// integers. Reads out of range are caught by NaN guards around the input, unwritten outputs by
+// NaN poison. What is NOT checked: speed. The table reports it; no threshold decides pass or fail.
 //
 // Exit codes: 0 every check passed, 1 a check failed or a CUDA error, 2 bad usage.
 
@@ -67,8 +67,10 @@ __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
 // v5..v8 stop the shared tree at 64 live values and finish in one warp: the block must be a power
 // of two with at least two warps, and a whole number of warps.
 static_assert(isPowerOfTwo(kBlock) && kBlock >= 2 * kWarp && kBlock <= 1024, "block size");
-// Above 2^24 a float sum of ones is exact only if every thread, block and pass adds a power-of-two
-// count: then every partial is a power of two and every running sum a multiple of the smallest one.
+// Above 2^24 a float sum of ones is exact only if every partial is a multiple of a large enough
+// power of two. With n and the grid powers of two and no offset, every thread adds either the same
+// power-of-two count or nothing (more threads than float4s), so every partial is 0 or one power
+// of two, and every running sum is a multiple of it: representable all the way to n.
 static_assert(isPowerOfTwo(kDefaultN) && isPowerOfTwo(kDefaultGrid),
               "default n, grid: powers of 2");
 // v4 reads two elements a thread, so its grid of n / (2 * kBlock) blocks covers n with no
@@ -165,7 +167,8 @@ __global__ void reduceV4(const float *__restrict__ in, float *__restrict__ parti
   extern __shared__ float sdata[];
   unsigned int tid = threadIdx.x;
   // Block b owns elements [2*b*blockDim, 2*(b+1)*blockDim): thread t reads i and i + blockDim.
-  // 64-bit before the multiply: b * 512 passes 2^31 once n does.
+  // 64-bit before the multiply, defensively: at n = 2^32 the largest index still fits 32 unsigned
+  // bits, but a larger n or block would not, and the widening costs nothing here.
   size_t i = size_t(blockIdx.x) * (2 * blockDim.x) + tid;
   float v = 0.0f;
   if (i < n) {
@@ -220,8 +223,8 @@ __global__ void reduceV4c(const float *__restrict__ in, float *__restrict__ part
 // Launch: blockDim.x a power of two >= 64 (two whole warps at least), dynamic shared memory
 // blockDim.x floats, any grid >= 1. Writes partials[blockIdx.x].
 // The mask 0xffffffff names all 32 lanes: correct only because the whole of warp 0 (tid < 32) takes
-// the branch. Since Volta lanes need not run in lock-step, so the shuffle (not a volatile shared
-// tail) is what makes each lane's read see its partner's value.
+// the branch. Since Volta the lanes of a warp need not run in lock-step; the shuffle (not a
+// volatile shared tail) is what makes each lane's read see its partner's value.
 // ptx: shfl
 __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ partials, size_t n) {
   extern __shared__ float sdata[];
@@ -253,9 +256,9 @@ __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ parti
 
 // snippet: v6-block-reduce
 // The block reduction of v6..v8: every thread passes its value; thread 0 gets the block's sum.
-// kThreads = blockDim.x, a compile-time power of two from 64 to 1024, so each `if (kThreads >=
-// ...)` folds away and the loop disappears. sdata holds kThreads floats. Every thread must call it
-// (it contains barriers).
+// kThreads = blockDim.x, a compile-time power of two from 64 to 1024, so the compiler decides
+// each `if (kThreads >= ...)`: the steps a block size does not need are not even compiled.
+// sdata holds kThreads floats. Every thread must call it (it contains barriers).
 template <int kThreads>
 __device__ float blockReduceSum(float v, float *sdata) {
   static_assert(isPowerOfTwo(kThreads) && kThreads >= 64 && kThreads <= 1024, "block size");
@@ -581,18 +584,24 @@ static Check runAndCheck(Row r, const Buffers &b, size_t n, int offset, int grid
 
   Check c{true, 0.0, double(n), ""};
   if (r == Row::Copy) {
-    // Count the ones in the destination, and check the guards around it were not written.
-    std::vector<float> host(allocFloats(b.maxN));
-    CUDA_CHECK(
-        cudaMemcpy(host.data(), b.outAlloc, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    // Count the ones in the destination, and check the guards around it were not written. Read
+    // in chunks, so n = 2^32 needs 64 MiB of host memory, not 16 GiB.
+    const size_t total = allocFloats(b.maxN), chunk = size_t(1) << 24;
+    std::vector<float> host(std::min(total, chunk));
     size_t first = size_t(kPad) + offset;
     size_t ones = 0, strays = 0;
-    for (size_t i = 0; i < host.size(); ++i) {
-      bool inside = i >= first && i < first + n;
-      if (inside && host[i] == 1.0f) {
-        ++ones;
-      } else if (!inside && !std::isnan(host[i])) {
-        ++strays;
+    for (size_t base = 0; base < total; base += chunk) {
+      size_t count = std::min(chunk, total - base);
+      CUDA_CHECK(cudaMemcpy(host.data(), b.outAlloc + base, count * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+      for (size_t k = 0; k < count; ++k) {
+        size_t i = base + k;
+        bool inside = i >= first && i < first + n;
+        if (inside && host[k] == 1.0f) {
+          ++ones;
+        } else if (!inside && !std::isnan(host[k])) {
+          ++strays;
+        }
       }
     }
     c.got = double(ones);
@@ -688,7 +697,7 @@ static bool parseCount(const char *s, size_t max, size_t &out) {
 // Fills `o` from argv. Returns "" on success, else the one-line reason (the caller prints it and
 // exits 2). Touches no device.
 static std::string parseOptions(int argc, char **argv, Options &o) {
-  bool haveMaxN = false;
+  bool haveMaxN = false, haveN = false, haveGrid = false, haveOffset = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -711,6 +720,7 @@ static std::string parseOptions(int argc, char **argv, Options &o) {
                  ": must be a whole number from 1 to 4294967296 (2^32), digits only";
         }
         o.n = x;
+        haveN = true;
       } else if (a == "--max-n") {
         if (!parseCount(v, kExactAnyOrder, x) || x == 0) {
           return "--max-n " + std::string(v) + ": must be a whole number from 1 to 16777216";
@@ -724,11 +734,13 @@ static std::string parseOptions(int argc, char **argv, Options &o) {
                  "thread's count equal, which the exact sum above 2^24 needs)";
         }
         o.grid = int(x);
+        haveGrid = true;
       } else {
         if (!parseCount(v, 3, x)) {
           return "--offset " + std::string(v) + ": must be 0, 1, 2 or 3 (floats past alignment)";
         }
         o.offset = int(x);
+        haveOffset = true;
       }
     } else {
       return "unknown option '" + a + "' (see --help)";
@@ -736,6 +748,13 @@ static std::string parseOptions(int argc, char **argv, Options &o) {
   }
   if (int(o.sweep) + int(o.selfTest) + int(o.raceDemo) > 1) {
     return "--sweep, --self-test and --race-demo are separate runs: choose one";
+  }
+  if (o.selfTest && (haveN || haveGrid || haveOffset)) {
+    return "--self-test runs its own matrix of n, offsets and blocks: --n, --blocks and --offset "
+           "do not apply (--max-n trims it)";
+  }
+  if (o.sweep && haveGrid) {
+    return "--sweep runs v8 on its own grids (64 .. 16384 blocks): --blocks does not apply";
   }
   if (haveMaxN && !o.selfTest) {
     return "--max-n only trims --self-test";

@@ -107,29 +107,10 @@ def line_of(text, offset):
     return text.count("\n", 0, offset) + 1
 
 
-FENCE = re.compile(r"^\s*(```+|~~~+)")
-
-
-def fenced_block_after(lines, marker_index):
-    """The fenced block that follows lines[marker_index] (blank lines may sit between).
-
-    Returns (open_index, close_index) of the fence lines (0-based), or None when the next non-blank
-    line is not a fence or the fence is never closed. The content is lines[open+1:close].
-    """
-    i = marker_index + 1
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    if i >= len(lines):
-        return None
-    m = FENCE.match(lines[i])
-    if not m:
-        return None
-    fence = m.group(1)
-    for j in range(i + 1, len(lines)):
-        s = lines[j].strip()
-        if len(s) >= len(fence) and set(s) == {fence[0]}:
-            return i, j
-    return None
+# The one reading of "the fenced block after a marker", shared with tools/sync_readme.py, which
+# writes those blocks: (open_index, close_index) of the fence lines, or None.
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from sync_readme import fenced_block_after  # noqa: E402,F401
 
 
 def usage_exit(doc):
