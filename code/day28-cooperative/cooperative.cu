@@ -439,10 +439,14 @@ static int coResidentBlocks(CooperativeKernel kernel, int sms) {
 }
 
 // One cooperative launch on the default stream: the arguments go as an array of pointers to them.
+// The kernel is passed as `const void *` on purpose: in CUDA 12.0-12.5 the C++ template overload
+// takes `const T *func`, which cannot deduce T from a function pointer, so passing `kernel` as it
+// is does not compile there (12.6 changed it to `T *func`); that template only does this cast.
 static void launchCooperative(CooperativeKernel kernel, unsigned int blocks, const float *x,
                               size_t n, float *partials, float *out) {
   void *args[] = {&x, &n, &partials, &out};
-  CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(kBlock), args, 0, 0));
+  CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel), dim3(blocks),
+                                         dim3(kBlock), args, 0, 0));
   CUDA_CHECK(cudaGetLastError());
 }
 // end snippet
