@@ -1,17 +1,26 @@
-# reduction_day(TARGET name SOURCE file.cu [GPU_RUNS "label|args" ...] [SANITIZE_ARGS args...])
+# reduction_day(TARGET name SOURCE file.cu)
 #
-# One lesson day: its executable (built for CMAKE_CUDA_ARCHITECTURES with warnings as errors),
-# two host tests that compile the file with the README's one-line nvcc build for sm_75 and sm_90,
-# and GPU tests that run the executable (skipped with a reason, exit 77, when no device is present).
-#   GPU_RUNS       each entry "label|arg1 arg2 ...": a test <day>.gpu.<label> that needs exit 0.
-#                  A label starting with "big-" is skipped where the device lacks the memory.
-#   SANITIZE_ARGS  arguments for the compute-sanitizer tests (memcheck, racecheck, synccheck,
-#                  initcheck), each of which needs zero errors.
-#   RACE_DEMO_ARGS arguments that run a marked race exhibit: racecheck must REPORT a hazard.
+# One lesson day: its executable (built for CMAKE_CUDA_ARCHITECTURES with warnings as errors), its
+# test program tests/harness/<day>.cu when there is one (the lesson file included with its main()
+# switched off), two host tests that compile the file with the README's one-line nvcc build for
+# sm_75 and sm_90, and one GPU test for each line of the day's run list, code/<day>/runs.txt —
+# the same list the capture writes transcripts of (REDUCTION_CAPTURE, below):
+#
+#   MODE [--tool TOOL] [--harness] -- ARGS...
+#
+#   --harness   run the test program instead of the lesson program
+#   --tool T    run under compute-sanitizer --tool T, which must report zero errors; a MODE that
+#               contains `race-demo` must instead make racecheck REPORT a hazard (the exhibit)
+#   a MODE that contains `2pow3` is skipped where the device lacks the memory for it
+#
+# GPU tests skip (exit 77, reason printed) where no CUDA device is present. Lesson runs that time
+# (no --tool) are RUN_SERIAL: `ctest -L gpu -j 8` runs the sanitizer and harness tests side by side
+# but never beside a timed run. With REDUCTION_CAPTURE=DIR in the environment each test also writes
+# its transcript (tools/gpu_test.sh): the GPU tests and the evidence are one pass.
 set(REDUCTION_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
 
 function(reduction_day)
-  cmake_parse_arguments(D "" "TARGET;SOURCE" "GPU_RUNS;SANITIZE_ARGS;RACE_DEMO_ARGS" ${ARGN})
+  cmake_parse_arguments(D "" "TARGET;SOURCE" "" ${ARGN})
   set(dir ${CMAKE_CURRENT_SOURCE_DIR})
   get_filename_component(day ${dir} NAME)
 
@@ -20,37 +29,67 @@ function(reduction_day)
     $<$<COMPILE_LANGUAGE:CUDA>:${REDUCTION_CUDA_WARNINGS}>)
   set_target_properties(${D_TARGET} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
+  set(harness_src ${REDUCTION_ROOT}/tests/harness/${day}.cu)
+  if(EXISTS ${harness_src})
+    add_executable(${D_TARGET}_harness ${harness_src})
+    target_compile_options(${D_TARGET}_harness PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:${REDUCTION_CUDA_WARNINGS}>)
+    set_target_properties(${D_TARGET}_harness PROPERTIES
+      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+  endif()
+
   foreach(arch sm_75 sm_90)
+    # The README's own build line, as written but for the arch: any compiler output fails.
     add_test(NAME ${day}.oneliner.${arch}
-      COMMAND ${Python3_EXECUTABLE} ${REDUCTION_ROOT}/tools/check_oneliner.py ${dir} --arch ${arch})
+      COMMAND ${Python3_EXECUTABLE} ${REDUCTION_ROOT}/tools/capture.py --build-only --arch ${arch}
+              ${dir} oneliner)
     set_tests_properties(${day}.oneliner.${arch} PROPERTIES LABELS host)
   endforeach()
 
   set(runner ${REDUCTION_ROOT}/tools/gpu_test.sh)
-  foreach(entry IN LISTS D_GPU_RUNS)
-    string(FIND "${entry}" "|" bar)
-    string(SUBSTRING "${entry}" 0 ${bar} label)
-    math(EXPR from "${bar} + 1")
-    string(SUBSTRING "${entry}" ${from} -1 args)
-    separate_arguments(args UNIX_COMMAND "${args}")
-    set(mode run)
-    if(label MATCHES "^big-")
-      set(mode run-if-memory)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/runs.txt)
+  file(STRINGS ${dir}/runs.txt lines)
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "#.*" "" line "${line}")
+    string(STRIP "${line}" line)
+    if(line STREQUAL "")
+      continue()
     endif()
-    add_test(NAME ${day}.gpu.${label} COMMAND ${runner} ${mode} $<TARGET_FILE:${D_TARGET}> ${args})
-    set_tests_properties(${day}.gpu.${label} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+    separate_arguments(words UNIX_COMMAND "${line}")
+    list(POP_FRONT words mode)
+    set(tool "")
+    set(kind lesson)
+    set(exe $<TARGET_FILE:${D_TARGET}>)
+    while(words)
+      list(POP_FRONT words w)
+      if(w STREQUAL "--tool")
+        list(POP_FRONT words tool)
+      elseif(w STREQUAL "--harness")
+        if(NOT TARGET ${D_TARGET}_harness)
+          message(FATAL_ERROR "${dir}/runs.txt: ${mode} wants --harness but ${harness_src} is missing")
+        endif()
+        set(kind harness)
+        set(exe $<TARGET_FILE:${D_TARGET}_harness>)
+      elseif(w STREQUAL "--")
+        break()
+      else()
+        message(FATAL_ERROR "${dir}/runs.txt: want 'MODE [--tool T] [--harness] -- ARGS', got: ${line}")
+      endif()
+    endwhile()
+    if(tool AND mode MATCHES "race-demo")
+      set(how expect-race)
+    elseif(tool)
+      set(how sanitize-${tool})
+    elseif(mode MATCHES "2pow3")
+      set(how run-if-memory)
+    else()
+      set(how run)
+    endif()
+    add_test(NAME ${day}.gpu.${mode} COMMAND ${runner} ${how} ${dir} ${mode} ${kind} ${exe} ${words})
+    set_tests_properties(${day}.gpu.${mode} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+    if(kind STREQUAL lesson AND NOT tool)
+      # A run that prints timings has the GPU to itself, also under ctest -j.
+      set_tests_properties(${day}.gpu.${mode} PROPERTIES RUN_SERIAL TRUE)
+    endif()
   endforeach()
-  if(D_SANITIZE_ARGS)
-    foreach(tool memcheck racecheck synccheck initcheck)
-      add_test(NAME ${day}.gpu.sanitizer.${tool}
-        COMMAND ${runner} sanitize-${tool} $<TARGET_FILE:${D_TARGET}> ${D_SANITIZE_ARGS})
-      set_tests_properties(${day}.gpu.sanitizer.${tool} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
-    endforeach()
-  endif()
-  if(D_RACE_DEMO_ARGS)
-    add_test(NAME ${day}.gpu.sanitizer.race-demo-flagged
-      COMMAND ${runner} expect-race $<TARGET_FILE:${D_TARGET}> ${D_RACE_DEMO_ARGS})
-    set_tests_properties(${day}.gpu.sanitizer.race-demo-flagged
-      PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
-  endif()
 endfunction()

@@ -2,20 +2,28 @@
 """Build one day program with its README build line, run it, and write a transcript.
 
 Usage:
-  tools/capture.py DAY_DIR MODE [--arch sm_90] [--tool memcheck] [--out-dir DIR] -- [PROGRAM ARGS...]
+  tools/capture.py DAY_DIR MODE [--arch sm_90] [--tool memcheck] [--harness] [--out-dir DIR] -- [ARGS...]
 
   DAY_DIR   a day directory, e.g. code/day25-reduction-2
   MODE      the transcript's name stem: default, sweep, self-test, memcheck, race-demo-racecheck, ...
   --arch    replaces the -arch=sm_XX of the README line (default: the README line as written)
-  --tool    runs the program under `compute-sanitizer --tool TOOL --error-exitcode 1`
+  --tool    runs the program under `compute-sanitizer --tool TOOL --report-api-errors no
+            --error-exitcode 1` (API errors are reported by the program's own CUDA_CHECK)
+  --wrap    a command prefix the program runs under, e.g. --wrap "ncu --kernel-name regex:reduceV7
+            --launch-count 1 --section SpeedOfLight" (a profiler); shown in the header's command
+  --harness runs the day's test program, tests/harness/<day-dir>.cu (the lesson file included with
+            its main() off), built by the same README line with that source and `-o harness`
   --out-dir where the transcript goes (default: evidence/<day-dir-name>/)
   --build-only  build (into a cache keyed by the build line and the source) and stop
 
 The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt: a header of '# key: value'
 lines (date UTC, GPU, driver, CUDA, build line, command, exit code), one '#' line, then the
 program's stdout and stderr exactly as printed (stderr interleaved as the pipe delivered it).
-After `# build:` comes `# source: PATH sha256=HEX` for the .cu the line builds, so a check can tell
-that the newest transcript of a mode still matches the code. A transcript is never edited after it
+After `# build:` come `# source: PATH sha256=HEX fingerprint=HEX` lines, one for each file the
+program is built from (the lesson .cu; with --harness also the test program and harness.h). The
+fingerprint ignores comments and whitespace (tools/transcript.py says exactly what it covers): a
+check compares it with the files as they are, so a transcript goes stale when code changes, not
+when a comment does. A transcript is never edited after it
 is written; run again to replace it with a new file.
 
 Exit code: the program's exit code (so a failing run is visible to the caller), 3 if the build
@@ -30,6 +38,8 @@ import shlex
 import subprocess
 import sys
 import tempfile
+
+import transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_MARK = "<!-- build-line -->"
@@ -80,6 +90,8 @@ def main():
     ap.add_argument("mode")
     ap.add_argument("--arch")
     ap.add_argument("--tool")
+    ap.add_argument("--harness", action="store_true")
+    ap.add_argument("--wrap")
     ap.add_argument("--out-dir")
     ap.add_argument("--build-only", action="store_true", help="build into the cache and stop")
     argv = sys.argv[1:]
@@ -105,38 +117,52 @@ def main():
     words = shlex.split(build_line)
     if "-o" not in words:
         sys.exit("capture: the README build line has no -o NAME")
+    lesson = [w for w in words if w.endswith(".cu")]
+    src = list(lesson)
+    if a.harness:
+        test = f"tests/harness/{day_name}.cu"
+        if not os.path.exists(os.path.join(ROOT, test)):
+            sys.exit(f"capture: --harness: no {test}")
+        words = [test if w.endswith(".cu") else w for w in words]
+        words[words.index("-o") + 1] = "harness"
+        build_line = shlex.join(words)
+        src = [test, "tests/harness/harness.h"] + lesson
     exe_name = words[words.index("-o") + 1]
     # Builds are cached by (build line, source text): capturing nine modes of one day compiles once.
-    src = [w for w in words if w.endswith(".cu")]
     key = hashlib.sha256(build_line.encode())
     src_hashes = []  # recorded in the header: a check can tell a transcript from stale code
     for s in src:
         with open(os.path.join(ROOT, s), "rb") as f:
             data = f.read()
         key.update(data)
-        src_hashes.append((os.path.normpath(s), hashlib.sha256(data).hexdigest()))
+        src_hashes.append((os.path.normpath(s), hashlib.sha256(data).hexdigest(),
+                           transcript.fingerprint(os.path.join(ROOT, s))))
     cache = os.path.join(tempfile.gettempdir(), "capture-cache", key.hexdigest()[:16])
     exe = os.path.join(cache, os.path.basename(exe_name))
     tmp = tempfile.mkdtemp(prefix="capture-run-")
     if not os.path.exists(exe):
         os.makedirs(cache, exist_ok=True)
-        words[words.index("-o") + 1] = exe + ".partial"
+        partial = f"{exe}.partial{os.getpid()}"  # parallel captures may build the same key
+        words[words.index("-o") + 1] = partial
         b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
         if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
             sys.stderr.write(b.stdout + b.stderr)
             print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
             return 3
-        os.replace(exe + ".partial", exe)
+        os.replace(partial, exe)
     if a.build_only:
         print(f"capture: built {exe}")
         return 0
 
-    run = [exe] + a.args
+    prefix = shlex.split(a.wrap) if a.wrap else []
     if a.tool:
-        run = ["compute-sanitizer", "--tool", a.tool, "--error-exitcode", "1"] + run
-    shown = shlex.join(["./" + os.path.basename(exe_name)] + a.args)
-    if a.tool:
-        shown = f"compute-sanitizer --tool {a.tool} --error-exitcode 1 " + shown
+        # API errors are the program's own CUDA_CHECK's business (and day 28's test program
+        # provokes one on purpose: a cooperative launch too large must be refused); the sanitizer
+        # is here for what happens on the device.
+        prefix = ["compute-sanitizer", "--tool", a.tool, "--report-api-errors", "no",
+                  "--error-exitcode", "1"] + prefix
+    run = prefix + [exe] + a.args
+    shown = shlex.join(prefix + ["./" + os.path.basename(exe_name)] + a.args)
     started = datetime.datetime.now(datetime.timezone.utc)
     p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     body = p.stdout.decode("utf-8", errors="replace")
@@ -151,7 +177,7 @@ def main():
         f"# driver: {driver}",
         f"# cuda: {cuda}",
         f"# build: {build_line}",
-    ] + [f"# source: {s} sha256={h}" for s, h in src_hashes] + [
+    ] + [f"# source: {s} sha256={h} fingerprint={fp}" for s, h, fp in src_hashes] + [
         f"# command: {shown}",
         f"# exit code: {p.returncode}",
         "#",

@@ -1,18 +1,51 @@
 #!/usr/bin/env bash
-# GPU test runner for CTest. Exit 77 (CTest's skip) with the reason printed when no CUDA device
-# is present; otherwise the verdict of the run.
-#   gpu_test.sh run EXE ARGS...              the program must exit 0
-#   gpu_test.sh sanitize-TOOL EXE ARGS...    compute-sanitizer TOOL must report zero errors, exit 0
-#   gpu_test.sh expect-race EXE ARGS...      racecheck must report a hazard (the race exhibit)
-#   gpu_test.sh run-if-memory EXE ARGS...    like run, but a refusal for lack of device memory
-#                                            (exit 2, 'device memory' on stderr) is a skip
+# GPU test runner for CTest (cmake/Days.cmake makes one test of each line of a day's runs.txt).
+#
+#   gpu_test.sh HOW DAY_DIR MODE KIND EXE ARGS...
+#     HOW   run              the program must exit 0
+#           run-if-memory    like run, but a refusal for lack of device memory (exit 2,
+#                            'device memory' on stderr) is a skip
+#           sanitize-TOOL    compute-sanitizer TOOL must report zero errors, exit 0
+#           expect-race      racecheck must REPORT a hazard (the race exhibit)
+#     KIND  lesson | harness (which program EXE is: the day's lesson, or its test program)
+#
+# Exit 77 (CTest's skip) with the reason printed when no CUDA device is present.
+# With REDUCTION_CAPTURE=DIR set, the same run is made through tools/capture.py instead (built with
+# the README line for REDUCTION_CAPTURE_ARCH, default sm_90), which also writes its transcript to
+# DIR/<day>/: one pass gives both the test verdict and the evidence.
 set -u
-mode=$1; shift
+how=$1 day_dir=$2 mode=$3 kind=$4; shift 4
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "SKIPPED: no CUDA device on this machine (nvidia-smi lists no GPU); this test runs on a GPU runner"
   exit 77
 fi
-case "$mode" in
+if [ -n "${REDUCTION_CAPTURE:-}" ]; then
+  exe=$1; shift
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  opts=(--arch "${REDUCTION_CAPTURE_ARCH:-sm_90}" --out-dir "$REDUCTION_CAPTURE/$(basename "$day_dir")")
+  [ "$kind" = harness ] && opts+=(--harness)
+  case "$how" in
+    sanitize-*) opts+=(--tool "${how#sanitize-}") ;;
+    expect-race) opts+=(--tool racecheck) ;;
+  esac
+  out=$(python3 "$here/tools/capture.py" "${opts[@]}" "$day_dir" "$mode" -- "$@" </dev/null); rc=$?
+  echo "$out"
+  file=$(printf '%s\n' "$out" | sed -n 's/^capture: wrote \(.*\) (exit code.*/\1/p')
+  [ -n "$file" ] && cat "$here/$file"
+  case "$how" in
+    expect-race)
+      if [ -n "$file" ] && grep -Eq 'RACECHECK SUMMARY: [1-9][0-9]* hazard' "$here/$file"; then
+        echo "PASSED: racecheck reported the exhibit's hazard"; exit 0
+      fi
+      echo "FAILED: racecheck reported no hazard for the race exhibit (exit $rc)"; exit 1 ;;
+    run-if-memory)
+      if [ "$rc" = 2 ] && [ -n "$file" ] && grep -q 'device memory' "$here/$file"; then
+        echo "SKIPPED: this device has too little memory for this size"; exit 77
+      fi ;;
+  esac
+  exit "$rc"
+fi
+case "$how" in
   run)
     exec "$@" ;;
   run-if-memory)
@@ -22,9 +55,9 @@ case "$mode" in
     fi
     rm -f "$err"; exit "$rc" ;;
   sanitize-*)
-    tool=${mode#sanitize-}
+    tool=${how#sanitize-}
     command -v compute-sanitizer >/dev/null || { echo "FAILED: compute-sanitizer not on PATH"; exit 1; }
-    exec compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" ;;
+    exec compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 1 "$@" ;;
   expect-race)
     out=$(compute-sanitizer --tool racecheck --racecheck-report hazard "$@" 2>&1); rc=$?
     printf '%s\n' "$out"
@@ -32,5 +65,5 @@ case "$mode" in
       echo "PASSED: racecheck reported the exhibit's hazard"; exit 0
     fi
     echo "FAILED: racecheck reported no hazard for the race exhibit (exit $rc)"; exit 1 ;;
-  *) echo "gpu_test.sh: unknown mode $mode" >&2; exit 2 ;;
+  *) echo "gpu_test.sh: unknown mode $how" >&2; exit 2 ;;
 esac

@@ -21,17 +21,19 @@
 //
 // Build and run (from the repository root):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o reduction code/day24-reduction/reduction.cu
-//   ./reduction                 n = 2^24 - 611 = 16,776,605 ones, the model and the timing table
-//   ./reduction --n 65537       any n from 1 to 2^24
-//   ./reduction --self-test     every version at 12 edge sizes of n, checked, no timing
-//   ./reduction --self-test --max-n 65537    the same up to 65537 (the compute-sanitizer runs)
+//   ./reduction              n = 2^24 - 611 = 16,776,605 ones: the model and the timing table
+//   ./reduction --n 65537    any n from 1 to 2^24;  ./reduction --help  the knobs
 //
-// Checked: every version's one float, exactly (inputs are 1.0f, so the sum is n), before it is
-// timed and again after (scratch poisoned with NaN first, so an unwritten result fails); the
-// device's warp size (the model and kernels assume 32 lanes); the row counts of the tables.
-// Deliberately not checked: speed (never a pass/fail condition), and the model against a profiler
-// (the model is arithmetic; the table is the experiment). No copy ceiling on this day: day 25 adds
-// one.
+// Checked: every version's one float, exactly (inputs are 1.0f, so the sum is n), once before it
+// is timed and again on what the LAST TIMED run wrote (every timing batch starts from NaN-poisoned
+// scratch, so a run that writes nothing or writes wrong fails); the device's warp size (the model
+// and kernels assume 32 lanes). Not checked: speed (never a pass/fail condition), and the model
+// against a profiler (the model is arithmetic; the table is the experiment). No copy ceiling on
+// this day: day 25 adds one.
+// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device whose warps are
+// not 32 lanes; 2 bad usage (one `error:` line on stderr, before any device allocation).
+// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
+// tests/harness/day24-reduction.cu (see README).
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -51,13 +53,65 @@
     }                                                                                              \
   } while (0)
 
+// ---- timeKernel -------------------------------------------------------------------------------
+
+// Timing: kTimingBatches batches of kLaunchesPerBatch back-to-back runs; median reported.
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back runs between one event pair
+static_assert(kTimingBatches % 2 == 1, "an odd batch count has one median batch");
+
+struct Timing {
+  double ms;     // median over batches of (batch ms / runs): ms per run (all passes of a version)
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// launch: enqueues one run (every pass of one version) on the default stream and checks
+// cudaGetLastError() after each launch. poison: enqueues cudaMemsetAsync(0xFF) of everything a run
+// writes (both scratch buffers: all bits set is a NaN) on the default stream.
+// Warm-up first: the same launch, synchronized (with lazy loading, the default since CUDA 12.2 on
+// Linux, a kernel's first launch also pays for loading it). Then kTimingBatches batches of
+// kLaunchesPerBatch back-to-back runs, each batch between one pair of events
+// (cudaEventElapsedTime resolves about 0.5 us, so a batch is timed, not a run). poison() runs
+// before each batch, outside the event pair: every batch starts from NaN, and what the outputs
+// hold when timeKernel returns is what the LAST TIMED run wrote (not the warm-up's answer), so
+// the check after timing checks the timed runs. Returns ms per run (median) and the spread.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perLaunch;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  const double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
+}
+
 // ---- The constants of the lesson ------------------------------------------------------------
 
-// Threads a block, every version. The exercise changes it: any power of two from 32 to 1024
-// builds, and the model below recounts itself.
+// snippet: helpers
+// Threads a block, every version: the size of each kernel's shared tile, and the block size every
+// launcher uses. The exercise changes it: any power of two from 32 to 1024 builds, and the model
+// below recounts itself.
 constexpr unsigned kBlock = 256;
 static_assert(kBlock >= 32 && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0,
               "kBlock must be a power of two from 32 to 1024: the tree halves it evenly");
+// end snippet
 
 // Lanes a warp and shared-memory banks (4-byte words, word w in bank w % 32). The model counts
 // with these; main() refuses a device whose warp size is not kWarp.
@@ -67,7 +121,7 @@ constexpr unsigned kBanks = 32;
 // Exactness: inputs are 1.0f, so every partial sum is a whole number no larger than n. A float
 // holds every whole number up to 2^24 exactly, so for n <= 2^24 every add is exact in any order
 // and the one float must equal n. Above 2^24 that argument needs more (see day 25), so --n stops
-// at 2^24.
+// at 2^24. (The test program's second input, random 0s and 1s, is exact by the same argument.)
 constexpr size_t kMaxN = size_t(1) << 24;
 // 2^24 - 611, with 611 = 13 * 47: no power-of-two block size divides it, so the bounds check of
 // the last block runs on every pass.
@@ -77,11 +131,6 @@ static_assert(kDefaultN % 2 == 1 && kDefaultN <= kMaxN, "odd n: every last block
 static_assert(kMaxN / kBlock < (size_t(1) << 31), "grid too large for gridDim.x");
 
 constexpr int kVersionCount = 4;
-
-// Timing: kTimingBatches batches of kLaunchesPerBatch back-to-back runs; median reported.
-constexpr int kTimingBatches = 11;    // odd, so the median is one batch
-constexpr int kLaunchesPerBatch = 20; // back-to-back runs between one event pair
-static_assert(kTimingBatches % 2 == 1, "an odd batch count has one median batch");
 
 // ---- The compile-time model -------------------------------------------------------------------
 //
@@ -188,63 +237,24 @@ static_assert(modelConflictWeighted(4, kBlock) == modelConflictWeighted(3, kBloc
 static_assert(modelWarpExecutions(1, kBlock) == 6 * kBlock / 32 - 1, "v1 closed form");
 static_assert(modelWarpExecutions(3, kBlock) == kBlock / 32 + 4, "v3 closed form");
 
-// ---- timeKernel -------------------------------------------------------------------------------
-
-struct Timing {
-  double ms;     // median over batches of (batch ms / runs): ms per run (all passes of a version)
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
-
-// launch: a callable that enqueues one run (every pass of one version) on the default stream and
-// checks cudaGetLastError() after each launch. Warm-up: the same callable, run and synchronized
-// first (with lazy loading, the default since CUDA 12.2 on Linux, a kernel's first launch also pays
-// for loading it). Then kTimingBatches batches of kLaunchesPerBatch back-to-back runs, each batch
-// between one pair of events (cudaEventElapsedTime resolves about 0.5 us, so a batch is timed,
-// not a run). Returns ms per run (median) and the spread. Any CUDA failure exits 1.
-template <typename Launch>
-Timing timeKernel(Launch launch) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perLaunch;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kLaunchesPerBatch; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perLaunch.begin(), perLaunch.end());
-  double median = perLaunch[perLaunch.size() / 2];
-  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
-}
-
 // ---- Kernels, in row order --------------------------------------------------------------------
 //
-// Common launch assumptions (the host launches every pass this way):
-//   threads a block: exactly kBlock (a power of two, 32..1024), the size of the shared tile;
-//   elements a thread: 1 (v4: 2); scalar loads, so no alignment beyond float's own;
-//   grid: ceil(m / kBlock) blocks for m inputs (v4: ceil(m / (2 kBlock))), so every input has
-//         exactly one owner; threads past the end load 0.0f, which leaves the sum unchanged;
-//   writes: out[blockIdx.x], the block's partial sum (one float for the last pass).
-// Every __syncthreads() is outside the branches, so every thread of the block reaches it
-// (the CUDA guide allows a barrier in conditional code only if the condition is the same for
-// the whole block). Within a step, a word an active thread stores to is loaded by no other thread
-// in that step (v1, v2 store at multiples of 2s and load the others at odd multiples of s; v3, v4
-// store below s and load the others from s to 2s - 1), so the barrier between steps is the only
-// ordering needed. After Harris, "Optimizing Parallel Reduction in CUDA", kernels 1-4 (the same
-// four are cuda-samples' reduce0-reduce3); sources in research/day24-reduction.md.
+// Every __syncthreads() is outside the branches, so every thread of the block reaches it (the
+// CUDA guide allows a barrier in conditional code only if the condition is the same for the whole
+// block). Within a step, a word an active thread stores to is loaded by no other thread in that
+// step (v1, v2 store at multiples of 2s and load the others at odd multiples of s; v3, v4 store
+// below s and load the others from s to 2s - 1), so the barrier between steps is the only ordering
+// needed. Threads past the end load 0.0f, which leaves the sum unchanged. After Harris,
+// "Optimizing Parallel Reduction in CUDA", kernels 1-4 (the same four are cuda-samples'
+// reduce0-reduce3); sources in research/day24-reduction.md.
 
+// snippet: v1-interleaved
 // v1: interleaved addressing. Thread tid works at step s only if tid % (2s) == 0: at s = 1 every
 // warp has 16 active lanes out of 32, and the integer modulo itself costs several instructions.
+// Launch: exactly kBlock threads a block (the tile's size; the tree walks blockDim.x, so the two
+// must agree: launchReduction always passes kBlock), one element a thread, any float alignment,
+// grid = ceil(n / kBlock) blocks. Writes out[blockIdx.x], the block's partial sum.
+// Needs: kBlock, <cstddef>
 __global__ void reduceV1Interleaved(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
   const unsigned tid = threadIdx.x;
@@ -261,12 +271,16 @@ __global__ void reduceV1Interleaved(const float *in, float *out, size_t n) {
     out[blockIdx.x] = tile[0];
   }
 }
+// end snippet
 
 // snippet: v2-strided
 // v2: the same additions as v1, done by the first kBlock / (2s) threads: whole warps are either
 // all active or all idle (no divergence inside a warp until fewer than 32 remain), but the lanes
 // of a warp store to words 2s apart, so its active lanes fold onto 32 / gcd(2s, 32) banks: bank
 // conflicts of 2, 4, 8, 8, 8, 4, 2, 1 ways for s = 1 ... 128 at 256 threads.
+// Launch: exactly kBlock threads a block (launchReduction always passes kBlock), one element a
+// thread, any float alignment, grid = ceil(n / kBlock) blocks. Writes out[blockIdx.x].
+// Needs: kBlock, <cstddef>
 __global__ void reduceV2Strided(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
   const unsigned tid = threadIdx.x;
@@ -290,6 +304,9 @@ __global__ void reduceV2Strided(const float *in, float *out, size_t n) {
 // v3: sequential addressing. The stride starts at half the block and halves; thread tid < s adds
 // the word s above its own. Active lanes are contiguous (whole warps busy or idle until s < 32)
 // and touch consecutive words, one bank each: no divergence inside a warp, no bank conflicts.
+// Launch: exactly kBlock threads a block (launchReduction always passes kBlock), one element a
+// thread, any float alignment, grid = ceil(n / kBlock) blocks. Writes out[blockIdx.x].
+// Needs: kBlock, <cstddef>
 __global__ void reduceV3Sequential(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
   const unsigned tid = threadIdx.x;
@@ -312,6 +329,10 @@ __global__ void reduceV3Sequential(const float *in, float *out, size_t n) {
 // v4: v3 with the first add during the load. Block b owns the 2 * kBlock inputs starting at
 // b * 2 * kBlock; thread tid loads element i and element i + kBlock and stores their sum, so
 // half of v3's blocks do the same work and no thread is idle during the first add.
+// Launch: exactly kBlock threads a block (launchReduction always passes kBlock), two elements a
+// thread (kBlock apart), any float alignment, grid = ceil(n / (2 * kBlock)) blocks. Writes
+// out[blockIdx.x].
+// Needs: kBlock, <cstddef>
 __global__ void reduceV4FirstAdd(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
   const unsigned tid = threadIdx.x;
@@ -342,7 +363,7 @@ __global__ void reduceV4FirstAdd(const float *in, float *out, size_t n) {
 }
 // end snippet
 
-// ---- Host side: the versions, the pass plan, buffers, checks ----------------------------------
+// ---- Launchers: the versions, the pass plan, buffers, the exact check -------------------------
 
 using ReduceKernel = void (*)(const float *, float *, size_t);
 
@@ -372,7 +393,7 @@ struct Plan {
   size_t outputs[2] = {0, 0}; // the most floats any pass writes into scratch[0], scratch[1]
 };
 
-static Plan planPasses(size_t n, unsigned elementsPerBlock) {
+Plan planPasses(size_t n, unsigned elementsPerBlock) {
   Plan plan;
   size_t m = n;
   do {
@@ -385,14 +406,10 @@ static Plan planPasses(size_t n, unsigned elementsPerBlock) {
   return plan;
 }
 
-static double megabytes(const Plan &p) {
-  return double(p.elementsRead) * sizeof(float) / 1e6;
-}
-
-// Enqueues every pass of one version: input -> scratch[0] -> scratch[1] -> scratch[0] -> ...
-// Checks each launch; no synchronization. Returns the device address of the final one float.
-static const float *launchReduction(const Version &v, const float *in, size_t n,
-                                    float *const scratch[2]) {
+// Enqueues every pass of one version: input -> scratch[0] -> scratch[1] -> scratch[0] -> ...,
+// each with kBlock threads a block (the block size every kernel's tile assumes). Checks each
+// launch; no synchronization. Returns the device address of the final one float.
+const float *launchReduction(const Version &v, const float *in, size_t n, float *const scratch[2]) {
   const float *src = in;
   size_t m = n;
   int pass = 0;
@@ -417,7 +434,14 @@ struct Buffers {
   size_t scratchCount[2] = {0, 0};
 };
 
-static void scratchCounts(size_t n, size_t counts[2]) {
+// Enqueues all bits set (a NaN) over both scratch buffers on the default stream: a run that fails
+// to write its partials or its one float leaves NaN, which no check accepts.
+void poisonScratch(const Buffers &b) {
+  CUDA_CHECK(cudaMemsetAsync(b.scratch[0], 0xFF, b.scratchCount[0] * sizeof(float)));
+  CUDA_CHECK(cudaMemsetAsync(b.scratch[1], 0xFF, b.scratchCount[1] * sizeof(float)));
+}
+
+void scratchCounts(size_t n, size_t counts[2]) {
   counts[0] = counts[1] = 1;
   for (const Version &v : kVersions) {
     const Plan plan = planPasses(n, v.elementsPerBlock);
@@ -426,13 +450,13 @@ static void scratchCounts(size_t n, size_t counts[2]) {
   }
 }
 
-static size_t bytesNeeded(size_t n) {
+size_t bytesNeeded(size_t n) {
   size_t counts[2];
   scratchCounts(n, counts);
   return (n + counts[0] + counts[1]) * sizeof(float);
 }
 
-static void freeBuffers(Buffers &b) {
+void freeBuffers(Buffers &b) {
   // cudaFree(nullptr) is a no-op, so this is safe on every path.
   CUDA_CHECK(cudaFree(b.in));
   CUDA_CHECK(cudaFree(b.scratch[0]));
@@ -440,9 +464,9 @@ static void freeBuffers(Buffers &b) {
   b = Buffers{};
 }
 
-// Allocates and fills the buffers for n. Returns false (nothing left allocated) if the device is
-// out of memory, so the caller can report it as a clear error.
-static bool allocBuffers(Buffers &b, size_t n) {
+// Allocates and fills the buffers for n (n <= 2^24: one 64 MiB host copy at most). Returns false
+// (nothing left allocated) if the device is out of memory, so the caller can report it clearly.
+bool allocBuffers(Buffers &b, size_t n) {
   scratchCounts(n, b.scratchCount);
   if (cudaMalloc(&b.in, n * sizeof(float)) != cudaSuccess ||
       cudaMalloc(&b.scratch[0], b.scratchCount[0] * sizeof(float)) != cudaSuccess ||
@@ -456,122 +480,24 @@ static bool allocBuffers(Buffers &b, size_t n) {
   return true;
 }
 
-// Runs every pass of version v once, with both scratch buffers poisoned first (all bits set: a
-// NaN), so a pass that fails to write its partials cannot leave an earlier run's right answer
-// behind. Synchronizes; returns the device address of the one float.
-static const float *runOnce(const Version &v, const Buffers &b, size_t n) {
-  CUDA_CHECK(cudaMemset(b.scratch[0], 0xFF, b.scratchCount[0] * sizeof(float)));
-  CUDA_CHECK(cudaMemset(b.scratch[1], 0xFF, b.scratchCount[1] * sizeof(float)));
-  const float *result = launchReduction(v, b.in, n, b.scratch);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return result;
-}
-
-// The right answer is n: inputs are 1.0f and n <= 2^24 (see kMaxN). Returns "" when the one
-// float is exactly n, else the CHECK FAILED line (got, want, the difference in elements).
-static std::string checkOneFloat(const char *what, const char *row, const float *dResult,
-                                 size_t n) {
+// The exact check of a one-float row. want: n for the lesson's all-ones input; the count of ones
+// for the test program's random 0/1 input (whole numbers up to 2^24: exact in any order, see
+// kMaxN). Returns true when the float equals want; else prints
+// `CHECK FAILED: <row> <when> n=... got G want W (off by D)` and returns false. A NaN (scratch
+// poison that no pass overwrote) fails too.
+bool checkOneFloat(const char *row, const char *when, size_t n, const float *dResult, double want) {
   float got = 0.0f;
   CUDA_CHECK(cudaMemcpy(&got, dResult, sizeof(float), cudaMemcpyDeviceToHost));
-  const float want = float(n);
-  if (got == want) { // a NaN (an unwritten result) fails here too
-    return "";
+  if (double(got) == want) {
+    return true;
   }
-  char line[160];
-  std::snprintf(line, sizeof(line),
-                "CHECK FAILED: %s %s n=%zu got %.1f want %.1f (off by %.0f "
-                "elements)",
-                what, row, n, double(got), double(want), double(got) - double(want));
-  return line;
+  std::printf("CHECK FAILED: %s %s n=%zu got %.0f want %.0f (off by %.0f)\n", row, when, n,
+              double(got), want, double(got) - want);
+  return false;
 }
 
-// ---- Options ----------------------------------------------------------------------------------
-
-struct Options {
-  size_t n = kDefaultN;
-  bool nGiven = false;
-  bool selfTest = false;
-  size_t selfTestMaxN = kMaxN; // --max-n: trims the self-test list (compute-sanitizer runs)
-  bool maxNGiven = false;
-  bool help = false;
-};
-
-static const char *kUsage =
-    "usage: reduction [--n N | --self-test [--max-n N]] [--help]\n"
-    "  Reduces n floats of 1.0f to one float with four kernels (v1 interleaved, v2 strided,\n"
-    "  v3 sequential, v4 first add during the load), prints a compile-time model of their\n"
-    "  divergence and bank conflicts, times each, and checks every result exactly.\n"
-    "  --n N        elements, 1 to 16777216 (2^24, up to which a float sum of ones is exact in\n"
-    "               any order); default 16776605 (2^24 - 611: odd, so every last block is ragged)\n"
-    "  --self-test  every version at n = 1, 2, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537\n"
-    "               and 16777216, each checked exactly, no timing; exit 1 on any failure\n"
-    "  --max-n N    with --self-test: only the sizes up to N (for compute-sanitizer runs)\n"
-    "  --help       this text\n"
-    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
-
-// Parses a decimal count: digits only (no sign, exponent, hex or trailing text). Values past
-// kMaxN saturate at kMaxN + 1, so a long string cannot overflow and reads as out of range.
-static bool parseCount(const char *s, size_t &out) {
-  if (s == nullptr || *s == '\0') {
-    return false;
-  }
-  size_t v = 0;
-  for (const char *p = s; *p != '\0'; ++p) {
-    if (*p < '0' || *p > '9') {
-      return false;
-    }
-    v = std::min(v * 10 + size_t(*p - '0'), kMaxN + 1);
-  }
-  out = v;
-  return true;
-}
-
-// Fills `o` from argv. Returns "" on success, else the one-line reason (the caller prints it and
-// exits 2). Touches no device.
-static std::string parseOptions(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      o.help = true;
-    } else if (a == "--self-test") {
-      o.selfTest = true;
-    } else if (a == "--n" || a == "--max-n") {
-      const char *v = (i + 1 < argc) ? argv[++i] : nullptr;
-      if (v == nullptr) {
-        return a + " needs a value: a whole number from 1 to 16777216";
-      }
-      size_t x = 0;
-      if (!parseCount(v, x)) {
-        return a + " '" + v + "': not a decimal whole number; use digits only, 1 to 16777216";
-      }
-      if (x == 0) {
-        return a + " 0: there must be at least one element (1 to 16777216)";
-      }
-      if (x > kMaxN) {
-        return a + " " + v +
-               ": above 16777216 (2^24) a float sum of ones is no longer exact in every order";
-      }
-      if (a == "--n") {
-        o.n = x;
-        o.nGiven = true;
-      } else {
-        o.selfTestMaxN = x;
-        o.maxNGiven = true;
-      }
-    } else {
-      return "unknown option '" + a + "'; the knobs are --n N, --self-test, --max-n N, --help";
-    }
-  }
-  if (o.selfTest && o.nGiven) {
-    return "--self-test runs its own list of n; leave out --n (or trim the list with --max-n)";
-  }
-  if (o.maxNGiven && !o.selfTest) {
-    return "--max-n only trims --self-test";
-  }
-  return "";
-}
-
-// ---- Tables -----------------------------------------------------------------------------------
+// ---- main: the knobs, the banner, every row checked, timed and checked again; the tables -----
+#ifndef REDUCTION_HARNESS
 
 struct Measured {
   const Version *v;
@@ -580,14 +506,11 @@ struct Measured {
   bool ok;
 };
 
-static void printBanner(const cudaDeviceProp &p) {
-  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n", p.name,
-              p.major, p.minor, p.multiProcessorCount, p.sharedMemPerBlock / 1024,
-              p.l2CacheSize / (1024 * 1024), p.warpSize);
+double megabytes(const Plan &p) {
+  return double(p.elementsRead) * sizeof(float) / 1e6;
 }
 
-// Returns the number of rows printed (checked by the caller).
-static int printModelTable() {
+void printModelTable() {
   unsigned steps = 0;
   for (unsigned s = 1; s < kBlock; s *= 2) {
     ++steps;
@@ -599,20 +522,17 @@ static int printModelTable() {
               "what changes");
   std::printf("|-----|----------------------------------------------------|------------------|-----"
               "-------|-----------------|-------------------|\n");
-  int printed = 0;
   for (const Version &v : kVersions) {
     std::printf("| %-3s | %-50s | %16u | %10u | %15u | %17u |\n", v.name, v.change,
                 v.elementsPerBlock, steps, modelWarpExecutions(v.modelVersion, kBlock),
                 modelConflictWeighted(v.modelVersion, kBlock));
-    ++printed;
   }
   std::printf("\nwarp executions: (tree step, warp) pairs in which at least one lane runs the "
               "body.\nconflict-weighted: each of those times its bank-conflict ways (the most "
               "active lanes of the\nwarp whose shared words fall in one bank).\n");
-  return printed;
 }
 
-static int printTimingTable(const std::vector<Measured> &rows, size_t n) {
+void printTimingTable(const std::vector<Measured> &rows, size_t n, int l2Bytes) {
   std::printf("\nn = %zu floats (%.1f MiB), %u threads a block, every row reduced to one float on "
               "the device;\nmedian of %d batches of %d runs, a run being every pass of one "
               "version\n\n",
@@ -621,26 +541,28 @@ static int printTimingTable(const std::vector<Measured> &rows, size_t n) {
               "|\n");
   std::printf("|-----|--------|----------|----------|----------|---------|----------------|-------"
               "|\n");
-  int printed = 0;
   for (const Measured &m : rows) {
     const double mb = megabytes(m.plan);
     std::printf("| %-3s | %6d | %8.3f | %8.5f | %8.1f | %7.1f | %14.2f | %-5s |\n", m.v->name,
                 m.plan.passes, mb, m.t.ms, m.t.spread, mb / m.t.ms, rows[0].t.ms / m.t.ms,
                 m.ok ? "exact" : "FAIL");
-    ++printed;
   }
   std::printf("\nMB: bytes read over all passes (n floats, then each later pass's partials), 10^6 "
               "bytes.\nGB/s = MB / ms counts bytes read only; day 25 adds a copy ceiling to "
               "compare it with.\n");
-  return printed;
+  // One line on L2: bytes a run finds still in L2 from the run before come faster than DRAM.
+  const double inMiB = n * 4.0 / (1 << 20), l2MiB = l2Bytes / double(1 << 20);
+  const bool fits = inMiB <= l2MiB;
+  std::printf("L2 (%.0f MiB) %s the %.1f MiB input between runs: GB/s %s.\n", l2MiB,
+              fits ? "holds all of" : "keeps part of", inMiB,
+              fits ? "is L2 speed, not DRAM's" : "can exceed DRAM's; compare rows");
 }
 
-static int printStepTable(const std::vector<Measured> &rows) {
+void printStepTable(const std::vector<Measured> &rows) {
   std::printf("\n| step     | %-50s | warp executions | conflict-weighted | speed-up |\n",
               "what changes");
   std::printf("|----------|----------------------------------------------------|-----------------|-"
               "------------------|----------|\n");
-  int printed = 0;
   size_t best = 0;      // the largest measured step (index of its second row)
   size_t modelBest = 0; // the largest drop in conflict-weighted warp executions
   unsigned modelDrop = 0;
@@ -658,7 +580,6 @@ static int printStepTable(const std::vector<Measured> &rows) {
     const double speedup = rows[k - 1].t.ms / rows[k].t.ms;
     std::printf("| %-8s | %-50s | %15s | %17s | %8.2f |\n", step, b.change, execs, weighted,
                 speedup);
-    ++printed;
     if (best == 0 || speedup > rows[best - 1].t.ms / rows[best].t.ms) {
       best = k;
     }
@@ -683,126 +604,49 @@ static int printStepTable(const std::vector<Measured> &rows) {
     std::printf("largest drop in the model's conflict-weighted count: none at %u threads\n",
                 kBlock);
   }
-  return printed;
 }
 
-// ---- The runs ---------------------------------------------------------------------------------
+static const char *kUsage =
+    "usage: reduction [--n N] [--help]\n"
+    "  Reduces n floats of 1.0f to one float with four kernels (v1 interleaved, v2 strided,\n"
+    "  v3 sequential, v4 first add during the load), prints a compile-time model of their\n"
+    "  divergence and bank conflicts, times each, and checks every result exactly.\n"
+    "  --n N    elements, 1 to 16777216 (2^24, up to which a float sum of ones is exact in any\n"
+    "           order); default 16776605 (2^24 - 611: odd, so every last block is ragged)\n"
+    "  --help   this text\n"
+    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n"
+    "The edge-size matrix and the random 0/1 input: tests/harness/day24-reduction.cu.\n";
 
-// The model, then every version checked once, then each timed and checked again.
-static void runTable(size_t n, int &checks, int &failures) {
-  const int modelRows = printModelTable();
-  Buffers b;
-  if (!allocBuffers(b, n)) {
-    std::printf("CHECK FAILED: cudaMalloc for n = %zu failed\n", n);
-    ++checks;
-    ++failures;
-    return;
-  }
-  std::vector<Measured> rows;
-  for (const Version &v : kVersions) { // every version checked before any is timed
-    const std::string fail = checkOneFloat("before timing", v.name, runOnce(v, b, n), n);
-    const bool ok = fail.empty();
-    ++checks;
-    if (!ok) {
-      std::printf("%s\n", fail.c_str());
-      ++failures;
+// Digits only, 1 to kMaxN: "1e6", "-1", "0x10", "" and 0 are refused. Saturates past kMaxN.
+bool parseN(const char *s, size_t &out) {
+  size_t v = 0;
+  for (const char *p = s; *p != '\0'; ++p) {
+    if (*p < '0' || *p > '9') {
+      return false;
     }
-    rows.push_back(Measured{&v, planPasses(n, v.elementsPerBlock), {0.0, 0.0}, ok});
+    v = std::min(v * 10 + size_t(*p - '0'), kMaxN + 1);
   }
-  for (Measured &m : rows) {
-    const float *result = nullptr;
-    // Poisoned again, so the check after timing sees what the timed runs wrote, not what the
-    // check before timing left behind.
-    CUDA_CHECK(cudaMemset(b.scratch[0], 0xFF, b.scratchCount[0] * sizeof(float)));
-    CUDA_CHECK(cudaMemset(b.scratch[1], 0xFF, b.scratchCount[1] * sizeof(float)));
-    m.t = timeKernel([&] { result = launchReduction(*m.v, b.in, n, b.scratch); });
-    // Checked again on what the last timed run left: a race can show only under repetition.
-    const std::string fail = checkOneFloat("after timing", m.v->name, result, n);
-    const bool ok = fail.empty();
-    ++checks;
-    if (!ok) {
-      std::printf("%s\n", fail.c_str());
-      ++failures;
-    }
-    m.ok = m.ok && ok;
-  }
-  freeBuffers(b);
-
-  const int timingRows = printTimingTable(rows, n);
-  const int stepRows = printStepTable(rows);
-  // The tables, the steps and the README all assume kVersionCount rows: a real branch, since
-  // Release builds delete assert().
-  if (modelRows != kVersionCount || timingRows != kVersionCount || stepRows != kVersionCount - 1) {
-    std::printf("internal error: printed %d model, %d timing and %d step rows; want %d, %d, %d\n",
-                modelRows, timingRows, stepRows, kVersionCount, kVersionCount, kVersionCount - 1);
-    ++checks;
-    ++failures;
-  }
+  out = v;
+  return v >= 1 && v <= kMaxN;
 }
-
-static const size_t kSelfTestSizes[] = {1,   2,   255,   256,   257,   511,
-                                        512, 513, 65535, 65536, 65537, kMaxN};
-
-// Every version at every size up to maxN, one exact check each, no timing; one table row each.
-static void runSelfTest(size_t maxN, int &checks, int &failures) {
-  std::printf("self-test: every version at each n up to %zu, checked exactly, no timing\n\n", maxN);
-  std::printf("| n        | row | passes |       MB | check |\n");
-  std::printf("|----------|-----|--------|----------|-------|\n");
-  std::vector<std::string> failed;
-  int printed = 0;
-  int want = 0;
-  for (size_t n : kSelfTestSizes) {
-    if (n > maxN) {
-      continue;
-    }
-    want += kVersionCount;
-    Buffers b;
-    if (!allocBuffers(b, n)) {
-      failed.push_back("CHECK FAILED: cudaMalloc for n = " + std::to_string(n) + " failed");
-      ++checks;
-      ++failures;
-      continue;
-    }
-    for (const Version &v : kVersions) {
-      const std::string fail = checkOneFloat("self-test", v.name, runOnce(v, b, n), n);
-      const bool ok = fail.empty();
-      ++checks;
-      if (!ok) {
-        failed.push_back(fail); // printed under the table, so the table stays one table
-        ++failures;
-      }
-      const Plan plan = planPasses(n, v.elementsPerBlock);
-      std::printf("| %8zu | %-3s | %6d | %8.3f | %-5s |\n", n, v.name, plan.passes, megabytes(plan),
-                  ok ? "exact" : "FAIL");
-      ++printed;
-    }
-    freeBuffers(b);
-  }
-  if (!failed.empty()) {
-    std::printf("\n");
-  }
-  for (const std::string &line : failed) {
-    std::printf("%s\n", line.c_str());
-  }
-  if (printed != want) { // a real branch: Release builds delete assert()
-    std::printf("internal error: the self-test printed %d rows, want %d\n", printed, want);
-    ++checks;
-    ++failures;
-  }
-}
-
-// ---- main -------------------------------------------------------------------------------------
 
 int main(int argc, char **argv) {
-  Options o;
-  const std::string err = parseOptions(argc, argv, o);
-  if (!err.empty()) {
-    std::fprintf(stderr, "error: %s\n", err.c_str());
-    return 2;
-  }
-  if (o.help) {
-    std::printf("%s", kUsage);
-    return 0;
+  size_t n = kDefaultN;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+    if (a != "--n") {
+      std::fprintf(stderr, "error: unknown option '%s'; the knobs are --n N and --help\n", argv[i]);
+      return 2;
+    }
+    if (i + 1 == argc || !parseN(argv[++i], n)) {
+      std::fprintf(stderr, "error: --n needs a whole number from 1 to 16777216 in digits (above "
+                           "2^24 a float sum of ones is no longer exact in every order)\n");
+      return 2;
+    }
   }
 
   int devices = 0;
@@ -812,36 +656,55 @@ int main(int argc, char **argv) {
                  probe != cudaSuccess ? cudaGetErrorString(probe) : "none found");
     return 1;
   }
-  int device = 0;
-  cudaDeviceProp prop;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  // The largest n this run allocates, refused (exit 2) before any allocation if it cannot fit.
-  const size_t maxN = o.selfTest ? std::min(o.selfTestMaxN, kMaxN) : o.n;
+  cudaDeviceProp p;
+  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   size_t freeBytes = 0, totalBytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  if (bytesNeeded(maxN) > freeBytes) {
-    std::fprintf(stderr, "error: n = %zu needs %zu bytes of device memory; %zu are free on %s\n",
-                 maxN, bytesNeeded(maxN), freeBytes, prop.name);
+  if (bytesNeeded(n) > freeBytes) { // refused before any allocation
+    std::fprintf(stderr, "error: n = %zu needs %zu bytes of device memory; %zu are free on %s\n", n,
+                 bytesNeeded(n), freeBytes, p.name);
     return 2;
   }
-  printBanner(prop);
-  if (prop.warpSize != int(kWarp)) {
+  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n", p.name,
+              p.major, p.minor, p.multiProcessorCount, p.sharedMemPerBlock / 1024,
+              p.l2CacheSize / (1024 * 1024), p.warpSize);
+  if (p.warpSize != int(kWarp)) {
     std::fprintf(stderr,
-                 "error: this device has %d-lane warps; the model and the kernels' reasoning "
-                 "assume %u, so the program does not run here\n",
-                 prop.warpSize, kWarp);
+                 "error: this device has %d-lane warps; the model and the kernels' "
+                 "reasoning assume 32, so the program does not run here\n",
+                 p.warpSize);
     return 1;
   }
   std::printf("\n");
+  printModelTable();
 
-  int checks = 0, failures = 0;
-  if (o.selfTest) {
-    runSelfTest(o.selfTestMaxN, checks, failures);
-  } else {
-    runTable(o.n, checks, failures);
+  Buffers b;
+  if (!allocBuffers(b, n)) {
+    std::fprintf(stderr, "error: cudaMalloc for n = %zu failed\n", n);
+    return 1;
   }
+  int checks = 0, failures = 0;
+  std::vector<Measured> rows;
+  for (const Version &v : kVersions) {
+    const float *result = nullptr;
+    auto launch = [&] { result = launchReduction(v, b.in, n, b.scratch); };
+    auto poison = [&] { poisonScratch(b); };
+    // First run: from poison, synchronized, checked before any timing.
+    poison();
+    launch();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const bool before = checkOneFloat(v.name, "before timing", n, result, double(n));
+    const Timing t = timeKernel(launch, poison);
+    // What the last timed run wrote (its batch began from poison): a race can show only here.
+    const bool after = checkOneFloat(v.name, "after timing", n, result, double(n));
+    checks += 2;
+    failures += int(!before) + int(!after);
+    rows.push_back(Measured{&v, planPasses(n, v.elementsPerBlock), t, before && after});
+  }
+  freeBuffers(b); // the one cleanup path: nothing else is allocated
 
+  printTimingTable(rows, n, p.l2CacheSize);
+  printStepTable(rows);
   if (failures == 0) {
     std::printf("\nRESULT: PASS (%d checks, all exact)\n", checks);
     return 0;
@@ -849,3 +712,4 @@ int main(int argc, char **argv) {
   std::printf("\nRESULT: FAIL (%d of %d checks failed)\n", failures, checks);
   return 1;
 }
+#endif // REDUCTION_HARNESS

@@ -1,50 +1,47 @@
 // Day 28: cooperative groups — one launch with grid.sync(), and a block sum for any whole-warp
 // block size.
 //
-// One program, one input (n floats, all 1.0f, so the right sum is n), one table at n = 2^16, 2^20,
-// 2^24 and 2^26 (day 27's sizes, so the two transcripts compare). Rows, in order, with the one
-// change between neighbours:
+// One input (n floats, all 1.0f, so the right sum is n), one table at n = 2^16, 2^20, 2^24 and
+// 2^26 (day 27's sizes, so the transcripts compare). Rows, in order, with the one change between
+// neighbours:
 //   copy                      the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   v8 two passes, shuffle    day 25's v8 shape: float4 loads, a warp-shuffle block sum; pass 1 on
 //                             1024 blocks leaves one partial a block, pass 2 (one block) adds them.
-//   cooperative, shuffle      the same two phases in ONE launch: every block writes its partial,
-//                             grid.sync() waits for all of them, block 0 adds them. The grid is
-//                             what can be co-resident (occupancy x SMs), launched with
-//                             cudaLaunchCooperativeKernel.
-//   cooperative, cg::reduce   the block sum written with cooperative groups: cg::reduce over
-//                             32-lane tiles, one shared slot a warp, no log-step loop of our own.
-//   two passes, cg::reduce    the two-pass shape with the cg::reduce block sum at 32, 96, 192, 256,
-//                             480, 768 and 1024 threads (at the largest n only): no power-of-two
-//                             block size needed.
+//   cooperative, shuffle      the same two phases in ONE launch (cudaLaunchCooperativeKernel, on
+//                             the grid that can be co-resident: occupancy x SMs): every block
+//                             writes its partial, grid.sync() waits for all, block 0 adds them.
+//   cooperative, cg::reduce   the block sum with cooperative groups: cg::reduce over each warp's
+//                             32-lane group, one shared slot a warp, no log-step loop of our own.
+//   two passes, cg::reduce    the two-pass shape with that block sum at 32, 96, 192, 256, 480, 768
+//                             and 1024 threads (largest n only): whole warps, no power of two.
 // Every reduction row leaves ONE float on the device.
 //
-// How the work is shared (every reduction row): the input is a scalar head up to 16-byte alignment,
-// whole tiles of 1024 floats (256 float4s), and a rest shorter than a tile. Tile t belongs to block
-// t % B; the finishing block adds the partials, the head and the rest. Why tiles and not a plain
-// grid-stride loop: the cooperative grid is not a power of two (e.g. 8 x 132 SMs = 1056 blocks), so
-// threads would get unequal counts, and above 2^24 a float sum of ones is exact only if every
-// partial is a multiple of some 2^k and every running sum stays <= 2^(24+k). With whole tiles every
-// block partial is a multiple of 2^10, so the sums stay exact up to n = 2^34 (we allow 2^32).
+// How the work is shared: a scalar head up to 16-byte alignment, whole tiles of 1024 floats (256
+// float4s), a rest shorter than a tile. Tile t belongs to block t % B; the finishing block adds the
+// partials, the head and the rest. Why not a plain grid-stride loop: the cooperative grid is not a
+// power of two (e.g. 8 x 132 SMs = 1056 blocks), and above 2^24 a float sum of ones is exact only
+// if every partial is a multiple of some 2^k and every running sum stays <= 2^(24+k). Whole tiles
+// make every block partial a multiple of 2^10: exact up to n = 2^34 (we allow 2^32).
 //
-// Build and run (any card; a Colab T4 is sm_75, an H200 sm_90; no -rdc needed, see below):
+// Build and run (any card; no -rdc: since CUDA 11 grid.sync() is inline code in
+// <cooperative_groups.h>, research/day28-cooperative.md):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o cooperative code/day28-cooperative/cooperative.cu
 //   ./cooperative                 the table
-//   ./cooperative --threads 160   the cg::reduce two-pass row at one block size of your choice
-//   ./cooperative --self-test     every row over the day-25 edge matrix (--help: all the knobs)
-// grid.sync() needs a cooperative launch but no relocatable device code: since CUDA 11 it is inline
-// code in <cooperative_groups.h> (research/day28-cooperative.md).
+// Knobs (--help): --n N one size; --offset K the input starts K = 0..3 floats past alignment;
+// --blocks B a smaller cooperative grid; --threads T the cg::reduce two-pass row at T threads only.
 //
-// What is checked: every row's one float, exactly, before it is timed and again after (a race can
-// show only under repetition). Out-of-range reads are caught by NaN guards around the input,
-// unwritten outputs by NaN poison. Bad knobs are refused before anything is allocated: a block size
-// that is not a whole number of warps, and a cooperative grid larger than can be co-resident (a
-// launch that could hang is never made). What is NOT checked: speed; no threshold decides a
-// pass or a fail.
-//
-// Exit codes: 0 every check passed, 1 a check failed or a CUDA error, 2 bad usage.
+// Checked: every row, exactly, before it is timed and again on what the LAST TIMED launch left
+// (every timed batch starts from NaN poison, so a launch that writes nothing or reads a partial
+// before it is written fails). Reduction rows: the one float == n; copy: destination == source,
+// counted on the device. Refused before any allocation (exit 2): a block size that is not whole
+// warps, a cooperative grid larger than can be co-resident (a launch that could hang is never
+// made). NOT checked: speed. The edge-matrix self-test, the second exact input, guard bands and
+// sanitizer runs live in tests/harness/day28-cooperative.cu (see README).
+// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device without what the
+// day needs (cooperative launch, a block that fits, 32-lane warps); 2 bad usage.
 
+// snippet: includes
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +54,7 @@
 #include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 
-namespace cg = cooperative_groups;
+namespace cg = cooperative_groups; // `cg` in the Needs lines below
 
 // One statement: prints the call's text, file:line and the error string, then exits 1.
 #define CUDA_CHECK(call)                                                                           \
@@ -69,63 +66,9 @@ namespace cg = cooperative_groups;
       std::exit(1);                                                                                \
     }                                                                                              \
   } while (0)
+// end snippet
 
-// ---------------------------------------------------------------------------------------------
-// The lesson's constants and the exactness argument they must keep.
-// ---------------------------------------------------------------------------------------------
-constexpr int kBlock = 256;                        // threads a block: copy, v8, cooperative rows
-constexpr int kWarp = 32;                          // lanes a warp = a tile (checked on the GPU)
-constexpr int kMaxWarps = 1024 / kWarp;            // slots of the per-warp shared array
-constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB, the largest timed n
-constexpr int kTwoPassGrid = 1024;                 // blocks of pass 1 in every two-pass row
-constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
-constexpr size_t kMaxN = size_t(1) << 32;          // largest --n (needs 2 x 16 GiB on the device)
-constexpr int kMaxGridArg = 65536;                 // largest --blocks we parse; the GPU sets less
-constexpr int kTileVec4 = 256;                     // float4s a tile
-constexpr size_t kTileFloats = 4 * kTileVec4;      // floats a tile: 1024 = 2^10
-constexpr int kPad = 4;                            // NaN guard floats before and after the input
-// Block sizes of the cg::reduce two-pass rows: whole warps, most of them not powers of two.
-constexpr int kLadder[] = {32, 96, 192, 256, 480, 768, 1024};
-constexpr int kLadderCount = int(sizeof(kLadder) / sizeof(kLadder[0]));
-// The sizes of the table (day 27's, so the two transcripts compare): latency-bound, L2-resident,
-// 2^24 and 2^26 from DRAM. The ladder rows run at the largest only.
-constexpr size_t kTimedSizes[] = {size_t(1) << 16, size_t(1) << 20, size_t(1) << 24, kDefaultN};
-
-__host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
-  return x != 0 && (x & (x - 1)) == 0;
-}
-constexpr bool wholeWarps(int threads) {
-  return threads >= kWarp && threads <= 1024 && threads % kWarp == 0;
-}
-constexpr bool allWholeWarps(const int *sizes, int count) {
-  for (int i = 0; i < count; ++i) {
-    if (!wholeWarps(sizes[i])) {
-      return false;
-    }
-  }
-  return true;
-}
-// Most tiles one of `blocks` blocks can own when n floats are split into whole tiles.
-__host__ __device__ constexpr size_t tilesPerBlockMax(size_t n, size_t blocks) {
-  return (n / kTileFloats + blocks - 1) / blocks;
-}
-
-// The block sums below give every 32-lane tile one shared slot: a block must be whole warps.
-static_assert(wholeWarps(kBlock) && allWholeWarps(kLadder, kLadderCount), "whole warps");
-// Exactness above 2^24 (the lemma): if every value added is a multiple of 2^k, every running sum is
-// exact while it stays <= 2^(24+k). Block partials are whole tiles of ones, multiples of 2^10, so
-// the finishing sums are exact up to 2^34 >= the largest n.
-static_assert(isPowerOfTwo(kTileFloats) && kMaxN <= kExactAnyOrder * kTileFloats, "tile lemma");
-// Inside a block the running sums reach its partial, so a partial must stay <= 2^24: true for the
-// two-pass grid at the largest n (the cooperative grid is checked on the host, it is the GPU's).
-static_assert(tilesPerBlockMax(kMaxN, kTwoPassGrid) * kTileFloats <= kExactAnyOrder,
-              "two-pass block partials exact");
-// Above 2^24 only offset 0 and powers of two are allowed: whole tiles, no head, no rest.
-static_assert(isPowerOfTwo(kDefaultN) && kDefaultN % kTileFloats == 0, "default n is whole tiles");
-
-// ---------------------------------------------------------------------------------------------
-// timeKernel: CUDA events around batches of back-to-back launches of ONE kernel configuration.
-// ---------------------------------------------------------------------------------------------
+// ==== timeKernel: CUDA events around batches of back-to-back launches of ONE row.
 constexpr int kTimingBatches = 11;    // odd, so the median is one batch
 constexpr int kLaunchesPerBatch = 20; // back-to-back launches between one event pair
 
@@ -134,12 +77,15 @@ struct Timing {
   double spread; // (slowest batch - fastest batch) / median, in percent
 };
 
-// launch: a callable that enqueues one run on the default stream and checks cudaGetLastError().
-// Warm-up: the same callable, run and synchronized first (lazy loading makes a kernel's first
-// launch pay its module load). Returns ms per launch (median over kTimingBatches) and the spread in
-// percent. Errors: any CUDA failure exits 1 through CUDA_CHECK.
-template <typename Launch>
-Timing timeKernel(Launch launch) {
+// launch: enqueues one run of the row on the default stream (and checks cudaGetLastError()).
+// poison: enqueues cudaMemsetAsync 0xFF (NaN) of the row's outputs on the default stream.
+// Warm-up first: launch() once, synchronized (lazy loading makes a kernel's first launch pay its
+// module load). Then kTimingBatches batches: poison() BEFORE each batch, outside the event pair,
+// then kLaunchesPerBatch launches between one event pair. So every batch starts from poison, and
+// what the outputs hold when this returns is what the LAST timed launch wrote: the caller checks
+// it. Returns ms per launch (median) and the spread. Any CUDA failure exits 1 through CUDA_CHECK.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
   launch();
   CUDA_CHECK(cudaDeviceSynchronize());
   cudaEvent_t start, stop;
@@ -147,6 +93,7 @@ Timing timeKernel(Launch launch) {
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> perLaunch;
   for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
     CUDA_CHECK(cudaEventRecord(start));
     for (int i = 0; i < kLaunchesPerBatch; ++i) {
       launch();
@@ -164,21 +111,130 @@ Timing timeKernel(Launch launch) {
   return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
 }
 
-// ---------------------------------------------------------------------------------------------
-// Kernels and the device functions they share, in row order.
-// ---------------------------------------------------------------------------------------------
+// ==== The lesson's constants and the exactness argument they must keep.
+// snippet: constants
+constexpr int kBlock = 256;             // threads a block: copy, v8, cooperative rows
+constexpr int kWarp = 32;               // lanes a warp (the program refuses a device with other)
+constexpr int kMaxWarps = 1024 / kWarp; // slots of the per-warp shared array
+constexpr int kTileVec4 = 256;          // float4s a tile (a tile is a chunk of the input)
+constexpr size_t kTileFloats = 4 * kTileVec4; // floats a tile: 1024 = 2^10
+// end snippet
+constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB, the largest timed n
+constexpr int kTwoPassGrid = 1024;                 // blocks of pass 1 in every two-pass row
+constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
+constexpr size_t kMaxN = size_t(1) << 32;          // largest --n (needs 2 x 16 GiB on the device)
+// Block sizes of the cg::reduce two-pass rows: whole warps, most of them not powers of two.
+constexpr int kLadder[] = {32, 96, 192, 256, 480, 768, 1024};
+// The sizes of the table: latency-bound, L2-resident, 2^24 and 2^26 from DRAM.
+constexpr size_t kTimedSizes[] = {size_t(1) << 16, size_t(1) << 20, size_t(1) << 24, kDefaultN};
 
+constexpr bool isPowerOfTwo(size_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
+// The block sums give every warp one shared slot and split the block into 32-lane groups: a block
+// must be a whole number of warps. --threads is refused unless this holds.
+constexpr bool wholeWarps(int threads) {
+  return threads >= kWarp && threads <= 1024 && threads % kWarp == 0;
+}
+// Most tiles one of `blocks` blocks can own when n floats are split into whole tiles.
+constexpr size_t tilesPerBlockMax(size_t n, size_t blocks) {
+  return (n / kTileFloats + blocks - 1) / blocks;
+}
+
+constexpr bool ladderIsWholeWarps(size_t i = 0) {
+  return i == std::size(kLadder) || (wholeWarps(kLadder[i]) && ladderIsWholeWarps(i + 1));
+}
+static_assert(wholeWarps(kBlock) && ladderIsWholeWarps(), "every block size is whole warps");
+// Exactness above 2^24 (the lemma): if every value added is a multiple of 2^k, every running sum is
+// exact while it stays <= 2^(24+k). Block partials are whole tiles of ones, multiples of 2^10, so
+// the finishing sums are exact up to 2^34 >= the largest n.
+static_assert(isPowerOfTwo(kTileFloats) && kMaxN <= kExactAnyOrder * kTileFloats, "tile lemma");
+// Inside a block the running sums reach its partial, so a partial must stay <= 2^24: true for the
+// two-pass grid at the largest n (the cooperative grid is checked on the host, it is the GPU's).
+static_assert(tilesPerBlockMax(kMaxN, kTwoPassGrid) * kTileFloats <= kExactAnyOrder,
+              "two-pass block partials exact");
+// Above 2^24 only offset 0 and powers of two are allowed: whole tiles, no head, no rest.
+static_assert(isPowerOfTwo(kDefaultN) && kDefaultN % kTileFloats == 0, "default n is whole tiles");
+
+// ==== Kernels and the device functions they share, in row order.
+
+// snippet: helpers
 // Floats from `p` to the next 16-byte boundary (0..3), at most n: the scalar head that is peeled so
 // that every float4 load starts on a 16-byte boundary.
+// Needs: <cstdint>
 __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
   size_t past = (reinterpret_cast<uintptr_t>(p) / sizeof(float)) % 4; // floats past a boundary
   size_t head = past == 0 ? 0 : 4 - past;
   return head < n ? head : n;
 }
 
+// The input as every reduction row splits it: a scalar head (0..3 floats) up to the first 16-byte
+// boundary, whole tiles of kTileVec4 float4s (the only part shared out among blocks), and the rest
+// after the last whole tile (fewer than kTileFloats + 3 floats).
+// Needs: nothing
+struct Split {
+  const float4 *tiles; // tile 0 starts here, 16-byte aligned
+  size_t numTiles;     // whole tiles
+  size_t head;         // floats before tile 0
+  size_t restFrom;     // first float after the last whole tile
+};
+
+// Splits x[0, n) as above.
+// Needs: Split, kTileFloats, headToAlign16
+__device__ inline Split splitInput(const float *x, size_t n) {
+  Split s;
+  s.head = headToAlign16(x, n);
+  s.tiles = reinterpret_cast<const float4 *>(x + s.head);
+  s.numTiles = (n - s.head) / kTileFloats;
+  s.restFrom = s.head + s.numTiles * kTileFloats;
+  return s;
+}
+
+// One thread's share of the tiles its block owns: tiles block, block + blocks, block + 2 blocks,
+// ... The block's threads walk those tiles' float4s together, consecutive threads on consecutive
+// float4s (coalesced). Any blockDim.x. Indices are size_t: tile * kTileVec4 passes 2^31 once n
+// does. Exact: the per-thread sums and the block's running sums stay below its partial, <= 2^24
+// (host check), and every partial is a whole number of tiles, a multiple of 2^10.
+// Needs: Split, kTileVec4
+__device__ inline float sumOwnedTiles(const Split &s, size_t block, size_t blocks) {
+  size_t owned = s.numTiles > block ? (s.numTiles - block + blocks - 1) / blocks : 0;
+  size_t count = owned * kTileVec4;
+  float v = 0.0f;
+#pragma unroll 4 // four independent float4 loads in flight a thread, not one
+  for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
+    size_t tile = block + (i / kTileVec4) * blocks;
+    float4 f = s.tiles[tile * kTileVec4 + i % kTileVec4];
+    v += (f.x + f.y) + (f.z + f.w);
+  }
+  return v;
+}
+
+// The finishing block's share for one thread: some of the block partials, plus the head and the
+// rest that no tile covers. `partials` is read without __restrict__ on purpose: the cooperative
+// kernels wrote it earlier in the same launch, so it must not go through the read-only cache.
+// Exact: above 2^24 the allowed inputs (offset 0, n a power of two) have no head and no rest, and
+// sums of multiples of 2^10 are exact up to 2^34; at or below 2^24 every order is exact.
+// Needs: Split
+__device__ inline float sumPartialsAndRest(const float *x, size_t n, const Split &s,
+                                           const float *partials, size_t count) {
+  float v = 0.0f;
+  for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
+    v += partials[i];
+  }
+  for (size_t i = threadIdx.x; i < s.head; i += blockDim.x) {
+    v += x[i];
+  }
+  for (size_t i = s.restFrom + threadIdx.x; i < n; i += blockDim.x) {
+    v += x[i];
+  }
+  return v;
+}
+// end snippet
+
 // copy (the ceiling): out[i] = in[i] for i < n. Any block size, any grid (grid-stride). in and out
 // share their misalignment (both start `offset` floats past a 256-byte-aligned allocation), so one
 // scalar head aligns both; float4 body; scalar tail. Counts 8 bytes an element (read + write).
+// Needs: headToAlign16
 // ptx: v4-loads
 __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out, size_t n) {
   size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -199,69 +255,13 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
   }
 }
 
-// The input as every reduction row splits it: a scalar head (0..3 floats) up to the first 16-byte
-// boundary, whole tiles of kTileVec4 float4s (the only part shared out among blocks), and the rest
-// after the last whole tile (fewer than kTileFloats + 3 floats).
-struct Split {
-  const float4 *tiles; // tile 0 starts here, 16-byte aligned
-  size_t numTiles;     // whole tiles
-  size_t head;         // floats before tile 0
-  size_t restFrom;     // first float after the last whole tile
-};
-
-__device__ inline Split splitInput(const float *x, size_t n) {
-  Split s;
-  s.head = headToAlign16(x, n);
-  s.tiles = reinterpret_cast<const float4 *>(x + s.head);
-  s.numTiles = (n - s.head) / kTileFloats;
-  s.restFrom = s.head + s.numTiles * kTileFloats;
-  return s;
-}
-
-// One thread's share of the tiles its block owns: tiles block, block + blocks, block + 2 blocks,
-// ... The block's threads walk those tiles' float4s together, consecutive threads on consecutive
-// float4s (coalesced). Any blockDim.x. Indices are size_t: tile * kTileVec4 passes 2^31 once n
-// does. Exact: the per-thread sums and the block's running sums stay below its partial, <= 2^24
-// (host check), and every partial is a whole number of tiles, a multiple of 2^10.
-__device__ inline float sumOwnedTiles(const Split &s, size_t block, size_t blocks) {
-  size_t owned = s.numTiles > block ? (s.numTiles - block + blocks - 1) / blocks : 0;
-  size_t count = owned * kTileVec4;
-  float v = 0.0f;
-#pragma unroll 4 // four independent float4 loads in flight a thread, not one
-  for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
-    size_t tile = block + (i / kTileVec4) * blocks;
-    float4 f = s.tiles[tile * kTileVec4 + i % kTileVec4];
-    v += (f.x + f.y) + (f.z + f.w);
-  }
-  return v;
-}
-
-// The finishing block's share for one thread: some of the block partials, plus the head and the
-// rest that no tile covers. `partials` is read without __restrict__ on purpose: the cooperative
-// kernels wrote it earlier in the same launch, so it must not go through the read-only cache.
-// Exact: above 2^24 the allowed inputs (offset 0, n a power of two) have no head and no rest, and
-// sums of multiples of 2^10 are exact up to 2^34; at or below 2^24 every order is exact.
-__device__ inline float sumPartialsAndRest(const float *x, size_t n, const Split &s,
-                                           const float *partials, size_t count) {
-  float v = 0.0f;
-  for (size_t i = threadIdx.x; i < count; i += blockDim.x) {
-    v += partials[i];
-  }
-  for (size_t i = threadIdx.x; i < s.head; i += blockDim.x) {
-    v += x[i];
-  }
-  for (size_t i = s.restFrom + threadIdx.x; i < n; i += blockDim.x) {
-    v += x[i];
-  }
-  return v;
-}
-
 // snippet: block-sum-shuffle
 // Block sum with warp shuffles: each warp adds its 32 values with __shfl_down_sync, lane 0 writes
 // the warp's sum to one shared slot, one barrier, then warp 0 adds the slots (lanes past the number
 // of warps add 0). Launch: blockDim.x a multiple of 32 up to 1024 (the full mask 0xffffffff names
 // 32 lanes that are all present). Every thread of the block must call it (it has barriers). Returns
 // the block's sum in thread 0 (the other lanes of warp 0 hold part of it, the other warps 0).
+// Needs: kWarp, kMaxWarps
 __device__ float blockSumShuffle(float v) {
   __shared__ float warpSums[kMaxWarps];
   unsigned int lane = threadIdx.x % kWarp;
@@ -287,6 +287,7 @@ __device__ float blockSumShuffle(float v) {
 
 // v8 two passes, pass 1: block b sums the tiles it owns and writes partials[b].
 // Launch: blockDim.x a multiple of 32 up to 1024, any grid >= 1 (kTwoPassGrid here).
+// Needs: splitInput, sumOwnedTiles, blockSumShuffle
 // ptx: v4-loads shfl
 __global__ void twoPassTilesShuffle(const float *__restrict__ x, size_t n,
                                     float *__restrict__ partials) {
@@ -299,6 +300,7 @@ __global__ void twoPassTilesShuffle(const float *__restrict__ x, size_t n,
 
 // v8 two passes, pass 2: ONE block adds the `count` partials, the head and the rest; writes *out.
 // Launch: grid = 1 block, blockDim.x a multiple of 32 up to 1024.
+// Needs: splitInput, sumPartialsAndRest, blockSumShuffle
 // ptx: shfl
 __global__ void twoPassFinishShuffle(const float *__restrict__ x, size_t n,
                                      const float *__restrict__ partials, unsigned int count,
@@ -314,6 +316,7 @@ __global__ void twoPassFinishShuffle(const float *__restrict__ x, size_t n,
 // Launch: cudaLaunchCooperativeKernel ONLY (after a <<<>>> launch the grid group is invalid and
 // grid.sync() traps), a grid no larger than can be co-resident, blockDim.x a multiple of 32 up to
 // 1024. Writes partials[0, gridDim.x) and *out.
+// Needs: <cooperative_groups.h>, cg, splitInput, sumOwnedTiles, sumPartialsAndRest, blockSumShuffle
 // ptx: v4-loads shfl
 __global__ void cooperativeShuffle(const float *__restrict__ x, size_t n, float *partials,
                                    float *out) {
@@ -333,27 +336,28 @@ __global__ void cooperativeShuffle(const float *__restrict__ x, size_t n, float 
 }
 
 // snippet: block-sum-cg
-// Block sum with cooperative groups: cg::reduce adds each 32-lane tile's values (a shuffle
-// reduction for float; hardware-accelerated only for 4-byte integers on cc 8.0+), lane 0 of each
-// tile writes one shared slot, one block.sync(), then the first tile adds the slots; lanes past the
-// number of tiles add 0. No power-of-two block size and no log-step loop of our own. Launch:
+// Block sum with cooperative groups: cg::reduce adds the values of each warp's 32-lane group (a
+// shuffle reduction for float; hardware-accelerated only for 4-byte integers on cc 8.0+), lane 0
+// of each warp writes one shared slot, one block.sync(), then warp 0 adds the slots; lanes past the
+// number of warps add 0. No power-of-two block size and no log-step loop of our own. Launch:
 // blockDim.x a multiple of 32 up to 1024: tiled_partition<32> needs the block to divide into whole
-// tiles. Every thread of the block must call it. Returns the block's sum in thread 0 (all of the
-// first tile), 0 elsewhere.
+// warps. Every thread of the block must call it. Returns the block's sum in thread 0 (all of warp
+// 0), 0 elsewhere.
+// Needs: <cooperative_groups.h>, <cooperative_groups/reduce.h>, cg, kWarp, kMaxWarps
 __device__ float blockSumCg(const cg::thread_block &block, float v) {
   __shared__ float warpSums[kMaxWarps];
-  cg::thread_block_tile<kWarp> tile = cg::tiled_partition<kWarp>(block);
-  v = cg::reduce(tile, v, cg::plus<float>());
-  if (tile.thread_rank() == 0) {
-    warpSums[tile.meta_group_rank()] = v;
+  cg::thread_block_tile<kWarp> warp = cg::tiled_partition<kWarp>(block);
+  v = cg::reduce(warp, v, cg::plus<float>());
+  if (warp.thread_rank() == 0) {
+    warpSums[warp.meta_group_rank()] = v;
   }
   block.sync();
   float total = 0.0f;
-  if (tile.meta_group_rank() == 0) {
-    total = tile.thread_rank() < tile.meta_group_size() ? warpSums[tile.thread_rank()] : 0.0f;
-    total = cg::reduce(tile, total, cg::plus<float>());
+  if (warp.meta_group_rank() == 0) {
+    total = warp.thread_rank() < warp.meta_group_size() ? warpSums[warp.thread_rank()] : 0.0f;
+    total = cg::reduce(warp, total, cg::plus<float>());
   }
-  block.sync(); // the first tile has read the slots: a second call may overwrite them
+  block.sync(); // warp 0 has read the slots: a second call may overwrite them
   return total;
 }
 // end snippet
@@ -365,7 +369,8 @@ __device__ float blockSumCg(const cg::thread_block &block, float v) {
 // partials, the head and the rest, and writes *out. Launch: cudaLaunchCooperativeKernel ONLY, with
 // at most (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs) blocks, so that every block is
 // resident at once (a block waiting in grid.sync() for one that cannot start would wait forever);
-// blockDim.x a multiple of 32 up to 1024.
+// blockDim.x a multiple of 32 up to 1024. Writes partials[0, B) and *out.
+// Needs: <cooperative_groups.h>, cg, splitInput, sumOwnedTiles, sumPartialsAndRest, blockSumCg
 // ptx: v4-loads shfl
 __global__ void cooperativeCg(const float *__restrict__ x, size_t n, float *partials, float *out) {
   cg::grid_group grid = cg::this_grid();
@@ -388,6 +393,7 @@ __global__ void cooperativeCg(const float *__restrict__ x, size_t n, float *part
 
 // two passes, cg::reduce, pass 1: as twoPassTilesShuffle with the cg::reduce block sum.
 // Launch: blockDim.x a multiple of 32 up to 1024 (the rows use 32 ... 1024), any grid >= 1.
+// Needs: <cooperative_groups.h>, cg, splitInput, sumOwnedTiles, blockSumCg
 // ptx: v4-loads shfl
 __global__ void twoPassTilesCg(const float *__restrict__ x, size_t n,
                                float *__restrict__ partials) {
@@ -401,6 +407,7 @@ __global__ void twoPassTilesCg(const float *__restrict__ x, size_t n,
 
 // two passes, cg::reduce, pass 2: ONE block adds the partials, the head and the rest.
 // Launch: grid = 1 block, blockDim.x a multiple of 32 up to 1024.
+// Needs: <cooperative_groups.h>, cg, splitInput, sumPartialsAndRest, blockSumCg
 // ptx: shfl
 __global__ void twoPassFinishCg(const float *__restrict__ x, size_t n,
                                 const float *__restrict__ partials, unsigned int count,
@@ -413,7 +420,8 @@ __global__ void twoPassFinishCg(const float *__restrict__ x, size_t n,
   }
 }
 
-// Fills p[0, count) with `value`. Any grid (grid-stride).
+// The input: p[0, count) = value. Any grid (grid-stride).
+// Needs: nothing
 __global__ void fillKernel(float *p, size_t count, float value) {
   size_t stride = size_t(gridDim.x) * blockDim.x;
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
@@ -421,14 +429,27 @@ __global__ void fillKernel(float *p, size_t count, float value) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Host side: the cooperative launch, buffers, launchers, checks.
-// ---------------------------------------------------------------------------------------------
+// The copy check: adds to *count the i < n where a[i] != b[i] (a NaN left by the poison counts).
+// Any grid (grid-stride); one atomic a thread that found a difference.
+// Needs: nothing
+__global__ void countDifferences(const float *a, const float *b, size_t n,
+                                 unsigned long long *count) {
+  size_t stride = size_t(gridDim.x) * blockDim.x;
+  unsigned long long differ = 0;
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    differ += !(a[i] == b[i]);
+  }
+  if (differ != 0) {
+    atomicAdd(count, differ);
+  }
+}
 
+// ==== Host side: the cooperative launch, the rows' launchers, the exact check.
+
+// snippet: launch-cooperative
 // The signature both cooperative kernels share.
 typedef void (*CooperativeKernel)(const float *, size_t, float *, float *);
 
-// snippet: launch-cooperative
 // How many blocks of kBlock threads of `kernel` can be resident at once on the whole GPU: the
 // largest grid a cooperative launch accepts (cudaLaunchCooperativeKernel refuses more with
 // cudaErrorCooperativeLaunchTooLarge; it never starts a grid that could hang in grid.sync()).
@@ -451,93 +472,28 @@ static void launchCooperative(CooperativeKernel kernel, unsigned int blocks, con
 }
 // end snippet
 
-// Device buffers, allocated once for the largest size a run needs.
+// The device buffers a row uses. in and out already point at the element the row starts at.
 struct Buffers {
-  float *inAlloc = nullptr;  // kPad + 3 + maxN + kPad floats: NaN guards around the input
-  float *outAlloc = nullptr; // the copy's destination, same layout
-  float *partials = nullptr; // one float a block of pass 1 / of the cooperative grid
-  float *result = nullptr;   // the one float every reduction row leaves
-  size_t maxN = 0;
-  size_t maxPartials = 0;
+  const float *in;          // n input floats
+  float *out;               // the copy's destination, n floats, same misalignment as in
+  float *partials;          // maxPartials floats: one a block of pass 1 or of the cooperative grid
+  size_t maxPartials;       // floats at partials (poisonRow covers them all)
+  float *result;            // the one float every reduction row leaves
+  unsigned long long *diff; // the copy check's counter
 };
 
-// Where an input of n elements starts `offset` floats past a 256-byte-aligned address.
-// cudaMalloc returns 256-byte-aligned memory; kPad (4 floats = 16 bytes) keeps float4 alignment.
-static float *inputStart(const Buffers &b, int offset) {
-  return b.inAlloc + kPad + offset;
-}
-static float *outputStart(const Buffers &b, int offset) {
-  return b.outAlloc + kPad + offset;
-}
-static size_t allocFloats(size_t maxN) {
-  return size_t(kPad) + 3 + maxN + kPad;
-}
-static size_t bytesNeeded(size_t maxN, size_t maxPartials) {
-  return 2 * allocFloats(maxN) * sizeof(float) + (maxPartials + 1) * sizeof(float);
-}
-
-static void freeBuffers(Buffers &b) {
-  // cudaFree(nullptr) is a no-op, so this is safe on every path.
-  CUDA_CHECK(cudaFree(b.inAlloc));
-  CUDA_CHECK(cudaFree(b.outAlloc));
-  CUDA_CHECK(cudaFree(b.partials));
-  CUDA_CHECK(cudaFree(b.result));
-  b = Buffers{};
-}
-
-// Allocates for inputs up to maxN elements and up to maxPartials partials. Returns false (nothing
-// left allocated) if the device is out of memory, so the caller can report it as a clear error.
-static bool allocBuffers(Buffers &b, size_t maxN, size_t maxPartials) {
-  b.maxN = maxN;
-  b.maxPartials = maxPartials;
-  size_t floats = allocFloats(maxN);
-  if (cudaMalloc(&b.inAlloc, floats * sizeof(float)) != cudaSuccess ||
-      cudaMalloc(&b.outAlloc, floats * sizeof(float)) != cudaSuccess ||
-      cudaMalloc(&b.partials, maxPartials * sizeof(float)) != cudaSuccess ||
-      cudaMalloc(&b.result, sizeof(float)) != cudaSuccess) {
-    (void)cudaGetLastError(); // clear the allocation error
-    freeBuffers(b);
-    return false;
-  }
-  return true;
-}
-
-// Input of n ones starting `offset` floats in, NaN everywhere else in the allocation: a kernel that
-// reads one element too far (or before the start) adds NaN and fails its check.
-static void prepareInput(const Buffers &b, size_t n, int offset) {
-  size_t floats = allocFloats(b.maxN);
-  fillKernel<<<1024, 256>>>(b.inAlloc, floats, std::nanf(""));
-  CUDA_CHECK(cudaGetLastError());
-  fillKernel<<<1024, 256>>>(inputStart(b, offset), n, 1.0f);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaDeviceSynchronize());
-}
-
-// A row of the table: what it runs, and on how many threads a block and blocks.
+// A row of the table: what it runs, on how many threads a block and blocks.
 enum class Kind { Copy, TwoPassShuffle, CooperativeShuffle, CooperativeCg, TwoPassCg };
 struct Row {
   Kind kind;
-  int threads;         // threads a block
+  int threads;         // threads a block (cooperative rows: kBlock, which launchCooperative uses)
   unsigned int blocks; // the grid (pass 1 for two-pass rows)
 };
 
-static std::string rowName(const Row &r) {
-  switch (r.kind) {
-  case Kind::Copy:
-    return "copy";
-  case Kind::TwoPassShuffle:
-    return "v8 two passes, shuffle";
-  case Kind::CooperativeShuffle:
-    return "cooperative, shuffle";
-  case Kind::CooperativeCg:
-    return "cooperative, cg::reduce";
-  case Kind::TwoPassCg:
-    return "two passes, cg::reduce, " + std::to_string(r.threads);
-  }
-  return "?";
-}
-static const char *rowProduces(const Row &r) {
-  return r.kind == Kind::Copy ? "copy" : "one float";
+static std::string rowName(const Row &r) { // in the order of Kind
+  const char *names[] = {"copy", "v8 two passes, shuffle", "cooperative, shuffle",
+                         "cooperative, cg::reduce", "two passes, cg::reduce, "};
+  return names[int(r.kind)] + (r.kind == Kind::TwoPassCg ? std::to_string(r.threads) : "");
 }
 
 // The copy's grid: one float4 a thread at most, capped (the copy is a ceiling, not a lesson).
@@ -546,372 +502,224 @@ static unsigned int copyGrid(size_t n) {
   return unsigned(std::max<size_t>(1, std::min<size_t>(blocks, 65536)));
 }
 
-// Bytes a row moves: the copy reads and writes n floats; a reduction row reads n floats and then
-// its partials (one float a block of pass 1 or of the cooperative grid).
-static double rowBytes(const Row &r, size_t n) {
-  double b = double(n) * sizeof(float);
-  if (r.kind == Kind::Copy) {
-    return 2 * b;
-  }
-  return b + double(r.blocks) * sizeof(float);
-}
-
-// Enqueues one run of row r over n elements starting `offset` floats in. Checks every launch. No
-// synchronization.
-static void launchRow(const Row &r, const Buffers &b, size_t n, int offset) {
-  const float *in = inputStart(b, offset);
+// Enqueues one run of row r over b.in[0, n). Checks every launch. No synchronization.
+static void launchRow(const Row &r, const Buffers &b, size_t n) {
   switch (r.kind) {
   case Kind::Copy:
-    copyKernel<<<r.blocks, r.threads>>>(in, outputStart(b, offset), n);
+    copyKernel<<<r.blocks, r.threads>>>(b.in, b.out, n);
     CUDA_CHECK(cudaGetLastError());
     break;
   case Kind::TwoPassShuffle:
-    twoPassTilesShuffle<<<r.blocks, r.threads>>>(in, n, b.partials);
+    twoPassTilesShuffle<<<r.blocks, r.threads>>>(b.in, n, b.partials);
     CUDA_CHECK(cudaGetLastError());
-    twoPassFinishShuffle<<<1, r.threads>>>(in, n, b.partials, r.blocks, b.result);
+    twoPassFinishShuffle<<<1, r.threads>>>(b.in, n, b.partials, r.blocks, b.result);
     CUDA_CHECK(cudaGetLastError());
     break;
   case Kind::CooperativeShuffle:
-    launchCooperative(cooperativeShuffle, r.blocks, in, n, b.partials, b.result);
-    break;
   case Kind::CooperativeCg:
-    launchCooperative(cooperativeCg, r.blocks, in, n, b.partials, b.result);
+    launchCooperative(r.kind == Kind::CooperativeCg ? cooperativeCg : cooperativeShuffle, r.blocks,
+                      b.in, n, b.partials, b.result);
     break;
   case Kind::TwoPassCg:
-    twoPassTilesCg<<<r.blocks, r.threads>>>(in, n, b.partials);
+    twoPassTilesCg<<<r.blocks, r.threads>>>(b.in, n, b.partials);
     CUDA_CHECK(cudaGetLastError());
-    twoPassFinishCg<<<1, r.threads>>>(in, n, b.partials, r.blocks, b.result);
+    twoPassFinishCg<<<1, r.threads>>>(b.in, n, b.partials, r.blocks, b.result);
     CUDA_CHECK(cudaGetLastError());
     break;
   }
 }
 
-// The outcome of one exact check: `got` as the device left it, `want` = n; `detail` says what was
-// wrong when not ok.
-struct Check {
-  bool ok;
-  double got;
-  double want;
-  std::string detail;
-};
-
-// Runs row r once (outputs poisoned with NaN first, so an unwritten output fails) and checks it
-// exactly: copy — every destination element is 1.0f and nothing outside it was written; a
-// reduction row — its one float is n.
-static Check runAndCheck(const Row &r, const Buffers &b, size_t n, int offset) {
+// Enqueues NaN (0xFF bytes) over row r's outputs on the default stream: the copy's destination, or
+// the partials and the result. A launch that leaves one unwritten fails the check after it.
+static void poisonRow(const Row &r, const Buffers &b, size_t n) {
   if (r.kind == Kind::Copy) {
-    CUDA_CHECK(cudaMemset(b.outAlloc, 0xFF, allocFloats(b.maxN) * sizeof(float)));
+    CUDA_CHECK(cudaMemsetAsync(b.out, 0xFF, n * sizeof(float)));
   } else {
-    CUDA_CHECK(cudaMemset(b.partials, 0xFF, b.maxPartials * sizeof(float)));
-    CUDA_CHECK(cudaMemset(b.result, 0xFF, sizeof(float)));
+    CUDA_CHECK(cudaMemsetAsync(b.partials, 0xFF, b.maxPartials * sizeof(float)));
+    CUDA_CHECK(cudaMemsetAsync(b.result, 0xFF, sizeof(float)));
   }
-  launchRow(r, b, n, offset);
-  CUDA_CHECK(cudaDeviceSynchronize());
+}
 
-  Check c{true, 0.0, double(n), ""};
+// The exact check of what row r left (it runs no row). Reduction rows: the one float == want (n
+// for the lesson's ones; the harness passes the count of ones of its random 0/1 input); NaN never
+// equals, so an unwritten result fails. Copy: got = destination elements equal to their source,
+// counted on the device (no 16 GiB host buffer at n = 2^32), want = n. Prints CHECK FAILED if not.
+static bool checkRow(const Row &r, const Buffers &b, size_t n, double want, const char *when) {
+  double got = 0.0;
   if (r.kind == Kind::Copy) {
-    std::vector<float> host(allocFloats(b.maxN));
-    CUDA_CHECK(
-        cudaMemcpy(host.data(), b.outAlloc, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    size_t first = size_t(kPad) + offset;
-    size_t ones = 0, strays = 0;
-    for (size_t i = 0; i < host.size(); ++i) {
-      bool inside = i >= first && i < first + n;
-      if (inside && host[i] == 1.0f) {
-        ++ones;
-      } else if (!inside && !std::isnan(host[i])) {
-        ++strays;
-      }
-    }
-    c.got = double(ones);
-    if (ones != n || strays != 0) {
-      c.ok = false;
-      c.detail = "copied " + std::to_string(ones) + " ones, wrote " + std::to_string(strays) +
-                 " elements outside the destination";
-    }
-    return c;
+    unsigned long long differ = 0;
+    CUDA_CHECK(cudaMemset(b.diff, 0, sizeof differ));
+    countDifferences<<<copyGrid(n), kBlock>>>(b.in, b.out, n, b.diff);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaMemcpy(&differ, b.diff, sizeof differ, cudaMemcpyDeviceToHost));
+    got = double(n - differ);
+    want = double(n);
+  } else {
+    float f = 0.0f;
+    CUDA_CHECK(cudaMemcpy(&f, b.result, sizeof f, cudaMemcpyDeviceToHost));
+    got = double(f);
   }
-  float got = 0.0f;
-  CUDA_CHECK(cudaMemcpy(&got, b.result, sizeof(float), cudaMemcpyDeviceToHost));
-  c.got = double(got); // NaN compares unequal: an unwritten result or a NaN guard read fails
-  if (!(c.got == c.want)) {
-    c.ok = false;
+  if (got == want) {
+    return true;
   }
-  return c;
+  std::printf("CHECK FAILED: %s n=%zu %s got %.0f want %.0f (off by %.0f)\n", rowName(r).c_str(), n,
+              when, got, want, got - want);
+  return false;
 }
 
-// Prints one failed check: got, want, and the difference in elements.
-static void reportFailure(const char *what, const Row &r, size_t n, int offset, const Check &c) {
-  std::printf("CHECK FAILED: %s %s n=%zu offset=%d threads=%d blocks=%u got %.0f want %.0f (off by "
-              "%.0f elements)%s%s\n",
-              what, rowName(r).c_str(), n, offset, r.threads, r.blocks, c.got, c.want,
-              c.got - c.want, c.detail.empty() ? "" : ": ", c.detail.c_str());
-}
-
-// ---------------------------------------------------------------------------------------------
-// Options.
-// ---------------------------------------------------------------------------------------------
-struct Options {
-  size_t n = kDefaultN;
-  bool haveN = false; // no --n: the table runs at every size of kTimedSizes
-  int offset = 0;
-  int blocks = 0;  // --blocks: the cooperative grid; 0 = every block that can be co-resident
-  int threads = 0; // --threads: one block size for the cg::reduce two-pass rows; 0 = kLadder
-  bool selfTest = false;
-  size_t selfTestMaxN = kExactAnyOrder; // --max-n: trims the self-test matrix (sanitizer runs)
-  bool help = false;
-};
-
+#ifndef REDUCTION_HARNESS
+// ==== main: the options, then every row checked, timed and checked again, then the table.
 static const char *kUsage =
-    "usage: cooperative [--n N] [--offset K] [--blocks B] [--threads T] [--self-test [--max-n N]]\n"
-    "                   [--help]\n"
-    "  --n N        one size instead of the table's 2^16, 2^20, 2^24 and 2^26; elements, all "
-    "1.0f.\n"
-    "               Exact domain: any N from 1 to 16777216 (2^24); above that a power of two up\n"
-    "               to 4294967296 (2^32), with --offset 0, where device memory allows (2 x 4 N\n"
-    "               bytes).\n"
-    "  --offset K   the input starts K floats (K = 0..3) past a 256-byte-aligned address (with\n"
-    "               an --n up to 2^24).\n"
-    "  --blocks B   the cooperative grid (default: every block that can be co-resident, from\n"
-    "               cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs). More is refused:\n"
-    "               grid.sync() needs every block resident at once. Two-pass rows: 1024 blocks.\n"
-    "  --threads T  run the cg::reduce two-pass row at T threads a block only, instead of 32, 96,\n"
-    "               192, 256, 480, 768, 1024: a multiple of 32 from 32 to 1024 (whole warps).\n"
-    "  --self-test  every row over an edge matrix of n x offsets {0,1,2,3} x cooperative grids\n"
-    "               {1, 3, SMs, co-resident maximum} (or --blocks), no timing; one line per\n"
-    "               failure; exit 1 on any.\n"
-    "  --max-n N    with --self-test: only the sizes up to N (for compute-sanitizer runs).\n"
-    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
+    "usage: cooperative [--n N] [--offset K] [--blocks B] [--threads T] [--help]\n"
+    "  --n N        one size, not 2^16 .. 2^26: 1..2^24, or a power of two up to 2^32 (exact "
+    "sums)\n"
+    "  --offset K   the input starts K = 0..3 floats past a 256-byte boundary (needs --n <= 2^24)\n"
+    "  --blocks B   the cooperative grid: 1 .. what can be co-resident (default: all of it)\n"
+    "  --threads T  the cg::reduce two-pass row at T threads only: a multiple of 32 up to 1024\n"
+    "exit codes: 0 all exact; 1 a check failed, CUDA error, device lacks a feature; 2 bad usage\n";
 
-// Parses a decimal count: digits only (no sign, exponent, hex or trailing text), at most `max`.
-static bool parseCount(const char *s, size_t max, size_t &out) {
-  if (s == nullptr || *s == '\0' || std::strlen(s) > 20) {
-    return false;
-  }
-  size_t v = 0;
-  for (const char *p = s; *p; ++p) {
-    if (*p < '0' || *p > '9') {
-      return false;
-    }
-    size_t d = size_t(*p - '0');
-    if (d > max || v > (max - d) / 10) {
-      return false; // larger than max (and no overflow on the way)
-    }
-    v = v * 10 + d;
-  }
-  out = v;
-  return true;
-}
-
-// Fills `o` from argv. Returns "" on success, else the one-line reason (the caller prints it and
-// exits 2). Touches no device.
-static std::string parseOptions(int argc, char **argv, Options &o) {
-  bool haveOffset = false, haveMaxN = false;
-  for (int i = 1; i < argc; ++i) {
+int main(int argc, char **argv) {
+  size_t n = 0, offset = 0, blocks = 0, threads = 0; // 0: the defaults
+  for (int i = 1; i < argc; i += 2) { // bad usage: one line on stderr, exit 2, no device call yet
     std::string a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : "(no value)";
+    size_t len = std::strlen(v), x = ~size_t(0); // decimal digits only: "1e6", "-1", "" refused
+    x = len > 0 && len <= 10 && std::strspn(v, "0123456789") == len ? std::strtoull(v, 0, 10) : x;
     if (a == "--help" || a == "-h") {
-      o.help = true;
-    } else if (a == "--self-test") {
-      o.selfTest = true;
-    } else if (a == "--n" || a == "--offset" || a == "--blocks" || a == "--threads" ||
-               a == "--max-n") {
-      const char *v = (i + 1 < argc) ? argv[++i] : nullptr;
-      if (v == nullptr) {
-        return a + " needs a value (see --help)";
-      }
-      size_t x = 0;
-      if (a == "--n") {
-        if (!parseCount(v, kMaxN, x) || x == 0) {
-          return "--n " + std::string(v) +
-                 ": must be a whole number from 1 to 4294967296 (2^32), digits only";
-        }
-        o.n = x;
-        o.haveN = true;
-      } else if (a == "--offset") {
-        if (!parseCount(v, 3, x)) {
-          return "--offset " + std::string(v) + ": must be 0, 1, 2 or 3 (floats past alignment)";
-        }
-        o.offset = int(x);
-        haveOffset = true;
-      } else if (a == "--blocks") {
-        if (!parseCount(v, kMaxGridArg, x) || x == 0) {
-          return "--blocks " + std::string(v) +
-                 ": must be a whole number from 1 to 65536 (and no more than can be co-resident)";
-        }
-        o.blocks = int(x);
-      } else if (a == "--threads") {
-        if (!parseCount(v, 1024, x) || !wholeWarps(int(x))) {
-          return "--threads " + std::string(v) +
-                 ": must be a multiple of 32 from 32 to 1024; the block sum splits the block into "
-                 "32-lane tiles (tiled_partition<32>), which needs whole warps";
-        }
-        o.threads = int(x);
-      } else {
-        if (!parseCount(v, kExactAnyOrder, x) || x == 0) {
-          return "--max-n " + std::string(v) + ": must be a whole number from 1 to 16777216";
-        }
-        o.selfTestMaxN = x;
-        haveMaxN = true;
-      }
-    } else {
-      return "unknown option '" + a + "' (see --help)";
+      std::printf("%s", kUsage);
+      return 0;
     }
+    size_t *knob = a == "--n"         ? &n
+                   : a == "--offset"  ? &offset
+                   : a == "--blocks"  ? &blocks
+                   : a == "--threads" ? &threads
+                                      : nullptr;
+    bool ok = knob == &n        ? x >= 1 && x <= kMaxN && (x <= kExactAnyOrder || isPowerOfTwo(x))
+              : knob == &offset ? x <= 3
+              : knob == &blocks ? x >= 1 && x <= 65536
+                                : knob == &threads && x <= 1024 && wholeWarps(int(x));
+    if (!ok) { // the value, and the knob's line of --help (or "unknown option")
+      const char *h = knob ? std::strstr(kUsage, ("\n  " + a).c_str()) + 3 : "unknown option";
+      std::fprintf(stderr, "error: %s %s: %.*s\n", argv[i], v, int(std::strcspn(h, "\n")), h);
+      return 2;
+    }
+    *knob = x;
   }
-  if (haveMaxN && !o.selfTest) {
-    return "--max-n only trims --self-test";
+  if (offset != 0 && (n == 0 || n > kExactAnyOrder)) { // above 2^24 the input is whole tiles
+    std::fprintf(stderr, "error: --offset %zu needs an --n up to 16777216 (2^24)\n", offset);
+    return 2;
   }
-  if (o.selfTest && (o.haveN || haveOffset)) {
-    return "--self-test runs its own sizes and offsets; trim it with --max-n, not --n or --offset";
-  }
-  if (o.n > kExactAnyOrder && !isPowerOfTwo(o.n)) {
-    return "--n " + std::to_string(o.n) +
-           ": above 16777216 (2^24) a float sum of ones is exact only for a power of two";
-  }
-  if (o.offset != 0 && (o.n > kExactAnyOrder || !o.haveN)) {
-    return "--offset " + std::to_string(o.offset) +
-           ": above n = 2^24 (the default sizes go to 2^26) only offset 0 keeps the input whole "
-           "tiles (exact sum); give an --n up to 16777216 with it";
-  }
-  return "";
-}
+  std::vector<size_t> sizes(std::begin(kTimedSizes), std::end(kTimedSizes));
+  sizes = n != 0 ? std::vector<size_t>{n} : sizes;
+  size_t maxN = sizes.back();
 
-// ---------------------------------------------------------------------------------------------
-// The runs: the table and the self-test.
-// ---------------------------------------------------------------------------------------------
-
-struct Measured {
-  Row row;
-  size_t n;
-  double mb;
-  Timing t;
-  bool ok;
-};
-
-static void printBanner(const cudaDeviceProp &p) {
+  // What the device lacks is exit 1; a knob it cannot honour is exit 2. Nothing allocated yet.
+  cudaDeviceProp p; // of device 0, the current device of this process
+  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  int sms = p.multiProcessorCount, l2MiB = p.l2CacheSize / (1024 * 1024);
+  int maxCoResident =
+      std::min(coResidentBlocks(cooperativeShuffle, sms), coResidentBlocks(cooperativeCg, sms));
+  unsigned int coopGrid = unsigned(blocks != 0 ? blocks : size_t(maxCoResident));
+  size_t maxPartials = std::max<size_t>(kTwoPassGrid, coopGrid), freeBytes = 0, totalBytes = 0;
+  size_t need = 2 * (maxN + 3) * sizeof(float) + (maxPartials + 1) * sizeof(float) + 8;
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  bool lacks = !p.cooperativeLaunch || maxCoResident < 1 || p.warpSize != kWarp;
+  const char *why =
+      lacks ? "this device lacks cooperative launch, a co-resident block or 32-lane warps"
+      : blocks > size_t(maxCoResident)
+          ? "--blocks: more than can be co-resident, and grid.sync() needs all blocks resident"
+      : maxN > kExactAnyOrder && tilesPerBlockMax(maxN, coopGrid) * kTileFloats > kExactAnyOrder
+          ? "a block would own more than 2^24 floats (its partial inexact): --blocks >= n / 2^24"
+      : need > freeBytes ? "not enough free device memory for n"
+                         : nullptr;
+  if (why != nullptr) {
+    std::fprintf(stderr,
+                 "error: %s (%s: cooperative launch %d, warp %d, %d x %d co-resident "
+                 "blocks of %d threads; n = %zu needs %zu MiB, %zu free)\n",
+                 why, p.name, p.cooperativeLaunch, p.warpSize, maxCoResident / sms, sms, kBlock,
+                 maxN, need >> 20, freeBytes >> 20);
+    return lacks ? 1 : 2;
+  }
   std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n", p.name,
-              p.major, p.minor, p.multiProcessorCount, p.sharedMemPerBlock / 1024,
-              p.l2CacheSize / (1024 * 1024), p.warpSize);
-}
+              p.major, p.minor, sms, p.sharedMemPerBlock / 1024, l2MiB, p.warpSize);
+  // One allocation each; cudaMalloc returns 256-byte-aligned memory, + offset misaligns both.
+  float *inAlloc = nullptr, *outAlloc = nullptr;
+  Buffers b{nullptr, nullptr, nullptr, maxPartials, nullptr, nullptr};
+  CUDA_CHECK(cudaMalloc(&inAlloc, (maxN + 3) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&outAlloc, (maxN + 3) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&b.partials, maxPartials * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&b.result, sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&b.diff, sizeof(unsigned long long)));
+  b.in = inAlloc + offset;
+  b.out = outAlloc + offset;
 
-// The input and the copy's destination together fit in L2: repeated timed runs then read L2.
-static bool fitsInL2(size_t n, const cudaDeviceProp &p) {
-  return 2 * n * sizeof(float) <= size_t(p.l2CacheSize);
-}
-
-static void printTableHeader() {
-  std::printf(
-      "| row                        |          n | fits L2 | threads | blocks |       MB |    "
-      "    us | spread %% |    GB/s | %% of copy | vs two-pass | produces  | check |\n");
-  std::printf(
-      "|----------------------------|------------|---------|---------|--------|----------|---"
-      "-------|----------|---------|-----------|-------------|-----------|-------|\n");
-}
-
-// One table row. GB/s = MB / us x 1000; % of copy and `vs two-pass` (v8's us / this row's us)
-// compare numbers measured at the same n in this run.
-static void printRow(const Measured &m, const Measured &copy, const Measured &v8, bool inL2) {
-  double us = 1000.0 * m.t.ms;
-  double gbs = m.mb / m.t.ms;
-  double copyGBs = copy.mb / copy.t.ms;
-  char vs[16];
-  if (m.row.kind == Kind::Copy) {
-    std::snprintf(vs, sizeof vs, "-");
-  } else {
-    std::snprintf(vs, sizeof vs, "%.2fx", v8.t.ms / m.t.ms);
-  }
-  std::printf("| %-26s | %10zu | %-7s | %7d | %6u | %8.3f | %9.2f | %8.1f | %7.1f | %9.1f | %11s "
-              "| %-9s | %-5s |\n",
-              rowName(m.row).c_str(), m.n, inL2 ? "yes" : "no", m.row.threads, m.row.blocks, m.mb,
-              us, m.t.spread, gbs, 100.0 * gbs / copyGBs, vs, rowProduces(m.row),
-              m.ok ? "exact" : "FAIL");
-}
-
-// Checks row r, times it, checks it again. Failures are printed and counted in `failures`.
-static Measured measureRow(const Row &r, const Buffers &b, size_t n, int offset, int &checks,
-                           int &failures) {
-  Measured m{r, n, rowBytes(r, n) / 1e6, {0.0, 0.0}, true};
-  Check before = runAndCheck(r, b, n, offset);
-  ++checks;
-  if (!before.ok) {
-    reportFailure("before timing", r, n, offset, before);
-    ++failures;
-    m.ok = false;
-  }
-  m.t = timeKernel([&] { launchRow(r, b, n, offset); });
-  Check after = runAndCheck(r, b, n, offset);
-  ++checks;
-  if (!after.ok) {
-    reportFailure("after timing", r, n, offset, after);
-    ++failures;
-    m.ok = false;
-  }
-  return m;
-}
-
-// The block sizes of the cg::reduce two-pass rows: the ladder, or the one --threads gave.
-static std::vector<int> ladderSizes(const Options &o) {
-  if (o.threads != 0) {
-    return {o.threads};
-  }
-  return std::vector<int>(kLadder, kLadder + kLadderCount);
-}
-
-// The sizes of the table: kTimedSizes, or the one --n gave.
-static std::vector<size_t> tableSizes(const Options &o) {
-  if (o.haveN) {
-    return {o.n};
-  }
-  return std::vector<size_t>(std::begin(kTimedSizes), std::end(kTimedSizes));
-}
-
-// At every size: copy, v8 two passes, the two cooperative rows. At the largest size, after those,
-// the cg::reduce two-pass rows at every block size of the ladder.
-static int runTable(const Options &o, const Buffers &b, const cudaDeviceProp &p,
-                    unsigned int coopGrid, int perSm, int &checks, int &failures) {
-  std::vector<size_t> sizes = tableSizes(o);
-  std::vector<int> ladder = ladderSizes(o);
-  std::vector<Measured> out;
-  std::vector<size_t> copyAt, v8At; // index in `out` of the copy and v8 rows of each row's size
+  // At every size: copy, v8, the two cooperative rows; at the largest, the cg::reduce ladder (or
+  // --threads). Each row: poison, one run, check ("before timing"); timeKernel; check what the
+  // last timed launch left ("after timing"). % of copy and `vs two-pass` use the copy and v8 rows
+  // of the same n. The table is printed after all rows, below any CHECK FAILED line.
+  std::vector<int> ladder(std::begin(kLadder), std::end(kLadder));
+  ladder = threads != 0 ? std::vector<int>{int(threads)} : ladder;
+  int checks = 0, failures = 0;
+  std::string table;
   for (size_t n : sizes) {
-    prepareInput(b, n, o.offset);
+    fillKernel<<<1024, 256>>>(inAlloc + offset, n, 1.0f);
+    CUDA_CHECK(cudaGetLastError());
     std::vector<Row> rows = {{Kind::Copy, kBlock, copyGrid(n)},
                              {Kind::TwoPassShuffle, kBlock, kTwoPassGrid},
                              {Kind::CooperativeShuffle, kBlock, coopGrid},
                              {Kind::CooperativeCg, kBlock, coopGrid}};
-    if (n == sizes.back()) {
-      for (int t : ladder) {
-        rows.push_back({Kind::TwoPassCg, t, kTwoPassGrid});
-      }
+    for (size_t i = 0; n == maxN && i < ladder.size(); ++i) {
+      rows.push_back({Kind::TwoPassCg, ladder[i], kTwoPassGrid});
     }
-    size_t first = out.size();
+    double copyGBs = 0.0, v8Ms = 0.0;
     for (const Row &r : rows) {
-      out.push_back(measureRow(r, b, n, o.offset, checks, failures));
-      copyAt.push_back(first);
-      v8At.push_back(first + 1);
+      auto launch = [&] { launchRow(r, b, n); };
+      auto poison = [&] { poisonRow(r, b, n); };
+      poison();
+      launch();
+      CUDA_CHECK(cudaDeviceSynchronize());
+      int bad = !checkRow(r, b, n, double(n), "before timing");
+      Timing t = timeKernel(launch, poison);
+      bad += !checkRow(r, b, n, double(n), "after timing");
+      checks += 2;
+      failures += bad;
+      // MB (10^6 bytes): the copy reads and writes n floats; a reduction reads n and its partials.
+      double bytes = double(n) * sizeof(float);
+      double mb =
+          (r.kind == Kind::Copy ? 2 * bytes : bytes + double(r.blocks) * sizeof(float)) / 1e6;
+      double gbs = mb / t.ms; // MB / us x 1000
+      copyGBs = r.kind == Kind::Copy ? gbs : copyGBs;
+      v8Ms = r.kind == Kind::TwoPassShuffle ? t.ms : v8Ms;
+      char vs[16] = "-", line[256];
+      if (r.kind != Kind::Copy) {
+        std::snprintf(vs, sizeof vs, "%.2fx", v8Ms / t.ms);
+      }
+      std::snprintf(line, sizeof line,
+                    "| %-26s | %10zu | %-7s | %7d | %6u | %8.3f | %9.2f | %8.1f | %7.1f | %9.1f | "
+                    "%11s | %-9s | %-5s |\n",
+                    rowName(r).c_str(), n,
+                    2 * n * sizeof(float) <= size_t(p.l2CacheSize) ? "L2-warm" : "DRAM", r.threads,
+                    r.blocks, mb, 1000.0 * t.ms, t.spread, gbs, 100.0 * gbs / copyGBs, vs,
+                    r.kind == Kind::Copy ? "copy" : "one float", bad == 0 ? "exact" : "FAIL");
+      table += line;
     }
   }
-  size_t expected = 4 * sizes.size() + ladder.size();
-  if (out.size() != expected) { // a real branch: Release builds delete assert()
-    std::printf("internal error: %zu rows measured, the table has %zu\n", out.size(), expected);
-    return 1;
-  }
+
   std::printf(
-      "\nreductions: blocks own whole tiles of %zu floats (float4 loads, offset %d); median "
+      "\nreductions: blocks own whole tiles of %zu floats (float4 loads, offset %zu); median "
       "of %d batches of %d calls, the same buffers every call\n",
-      kTileFloats, o.offset, kTimingBatches, kLaunchesPerBatch);
-  if (o.blocks == 0) {
-    std::printf("cooperative grid: %u blocks of %d threads = %d co-resident a SM "
-                "(cudaOccupancyMaxActiveBlocksPerMultiprocessor) x %d SMs\n\n",
-                coopGrid, kBlock, perSm, p.multiProcessorCount);
-  } else {
-    std::printf("cooperative grid: %u blocks of %d threads (--blocks; at most %d co-resident a SM "
-                "x %d SMs)\n\n",
-                coopGrid, kBlock, perSm, p.multiProcessorCount);
-  }
-  printTableHeader();
-  for (size_t i = 0; i < out.size(); ++i) {
-    printRow(out[i], out[copyAt[i]], out[v8At[i]], fitsInL2(out[i].n, p));
-  }
+      kTileFloats, offset, kTimingBatches, kLaunchesPerBatch);
+  std::printf(blocks == 0 ? "cooperative grid: %u blocks of %d threads = %d co-resident a SM "
+                            "(cudaOccupancyMaxActiveBlocksPerMultiprocessor) x %d SMs\n\n"
+                          : "cooperative grid: %u blocks of %d threads (--blocks; at most %d "
+                            "co-resident a SM x %d SMs)\n\n",
+              coopGrid, kBlock, maxCoResident / sms, sms);
+  std::printf(
+      "| row                        |          n | input   | threads | blocks |       MB |    "
+      "    us | spread %% |    GB/s | %% of copy | vs two-pass | produces  | check |\n"
+      "|----------------------------|------------|---------|---------|--------|----------|---"
+      "-------|----------|---------|-----------|-------------|-----------|-------|\n%s",
+      table.c_str());
   std::printf(
       "\nEvery reduction row leaves one float on the device: the two-pass rows with a second\n"
       "launch (one block adds the %d partials), the cooperative rows with grid.sync() and block 0\n"
@@ -920,171 +728,20 @@ static int runTable(const Options &o, const Buffers &b, const cudaDeviceProp &p,
       "The copy row counts bytes read + written (8 a float); reduction rows count bytes read (4 a\n"
       "float, plus the partials), so a reduction can pass 100 %% of copy: the percentage compares\n"
       "two numbers from this run, not a limit.\n"
-      "fits L2 = yes: the input and the copy's destination fit in this GPU's %d MiB L2 and every\n"
-      "timed call reads the same buffers, so those rows measure L2, not DRAM bandwidth.\n",
-      kTwoPassGrid, p.l2CacheSize / (1024 * 1024));
+      "input = L2-warm: the input and the copy's destination fit in this GPU's %d MiB L2 and\n"
+      "every timed call reads the same buffers, so those rows measure L2, not DRAM bandwidth;\n"
+      "DRAM: they do not fit, so the calls read DRAM.\n",
+      kTwoPassGrid, l2MiB);
+
+  for (void *q : {(void *)inAlloc, (void *)outAlloc, (void *)b.partials, (void *)b.result,
+                  (void *)b.diff}) { // one cleanup path
+    CUDA_CHECK(cudaFree(q));
+  }
+  if (failures != 0) {
+    std::printf("\nRESULT: FAIL (%d of %d checks failed)\n", failures, checks);
+    return 1;
+  }
+  std::printf("\nRESULT: PASS (%d checks, all exact)\n", checks);
   return 0;
 }
-
-static int runSelfTest(const Options &o, const Buffers &b, const std::vector<unsigned int> &grids,
-                       int &checks, int &failures) {
-  const size_t sizes[] = {1,    2,    3,     4,     5,     7,       31,       32,      33,   255,
-                          256,  257,  511,   512,   513,   1023,    1024,     1025,    1027, 4095,
-                          4096, 4097, 65535, 65536, 65537, 1048577, 16776605, 16777216};
-  std::vector<Row> rows = {{Kind::Copy, kBlock, 0}, {Kind::TwoPassShuffle, kBlock, kTwoPassGrid}};
-  for (unsigned int g : grids) {
-    rows.push_back({Kind::CooperativeShuffle, kBlock, g});
-    rows.push_back({Kind::CooperativeCg, kBlock, g});
-  }
-  for (int t : ladderSizes(o)) {
-    rows.push_back({Kind::TwoPassCg, t, kTwoPassGrid});
-  }
-  int tested = 0;
-  for (size_t n : sizes) {
-    if (n > o.selfTestMaxN) {
-      continue;
-    }
-    for (int offset = 0; offset < 4; ++offset) {
-      prepareInput(b, n, offset);
-      for (Row r : rows) {
-        if (r.kind == Kind::Copy) {
-          r.blocks = copyGrid(n);
-        }
-        Check c = runAndCheck(r, b, n, offset);
-        ++checks;
-        ++tested;
-        if (!c.ok) {
-          ++failures;
-          reportFailure("self-test", r, n, offset, c);
-        }
-      }
-    }
-  }
-  std::string gridList;
-  for (unsigned int g : grids) {
-    gridList += (gridList.empty() ? "" : ", ") + std::to_string(g);
-  }
-  std::string threadList;
-  for (int t : ladderSizes(o)) {
-    threadList += (threadList.empty() ? "" : ", ") + std::to_string(t);
-  }
-  std::printf("self-test: %d row runs over n <= %zu, offsets 0..3, cooperative grids {%s}, "
-              "cg::reduce two-pass threads {%s}: %d failed\n",
-              tested, o.selfTestMaxN, gridList.c_str(), threadList.c_str(), failures);
-  return 0;
-}
-
-int main(int argc, char **argv) {
-  Options o;
-  std::string err = parseOptions(argc, argv, o);
-  if (!err.empty()) {
-    std::fprintf(stderr, "error: %s\n", err.c_str());
-    return 2;
-  }
-  if (o.help) {
-    std::printf("%s", kUsage);
-    return 0;
-  }
-
-  int devices = 0;
-  cudaError_t probe = cudaGetDeviceCount(&devices);
-  if (probe != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "error: no usable CUDA device (%s)\n",
-                 probe != cudaSuccess ? cudaGetErrorString(probe) : "none found");
-    return 1;
-  }
-  cudaDeviceProp prop;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-
-  // Everything that can refuse the run (exit 2) comes before the first allocation.
-  int cooperative = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative) {
-    std::fprintf(stderr,
-                 "error: %s does not support cooperative launch (cudaDevAttrCooperativeLaunch = "
-                 "0), which grid.sync() needs\n",
-                 prop.name);
-    return 2;
-  }
-  int sms = prop.multiProcessorCount;
-  int maxCoResident =
-      std::min(coResidentBlocks(cooperativeShuffle, sms), coResidentBlocks(cooperativeCg, sms));
-  int perSm = maxCoResident / sms;
-  if (maxCoResident < 1) {
-    std::fprintf(stderr, "error: no block of %d threads of the cooperative kernels fits on a SM\n",
-                 kBlock);
-    return 2;
-  }
-  if (o.blocks > maxCoResident) {
-    std::fprintf(stderr,
-                 "error: --blocks %d: at most %d blocks of %d threads can be co-resident on %s (%d "
-                 "a SM x %d SMs), and grid.sync() needs every block resident at once\n",
-                 o.blocks, maxCoResident, kBlock, prop.name, perSm, sms);
-    return 2;
-  }
-  unsigned int coopGrid = unsigned(o.blocks != 0 ? o.blocks : maxCoResident);
-  // o.n is the largest size of the table (kDefaultN when there is no --n).
-  if (!o.selfTest && o.n > kExactAnyOrder &&
-      tilesPerBlockMax(o.n, coopGrid) * kTileFloats > kExactAnyOrder) {
-    std::fprintf(stderr,
-                 "error: --n %zu on a cooperative grid of %u blocks: a block would own %zu floats, "
-                 "above 2^24, where its partial stops being exact; use at least %zu blocks\n",
-                 o.n, coopGrid, tilesPerBlockMax(o.n, coopGrid) * kTileFloats,
-                 o.n / kExactAnyOrder);
-    return 2;
-  }
-  std::vector<unsigned int> grids; // the self-test's cooperative grids
-  if (o.blocks != 0) {
-    grids.push_back(unsigned(o.blocks));
-  } else {
-    for (int g : {1, 3, sms, maxCoResident}) {
-      if (g <= maxCoResident && std::find(grids.begin(), grids.end(), unsigned(g)) == grids.end()) {
-        grids.push_back(unsigned(g));
-      }
-    }
-  }
-
-  // Sizes this run needs, refused (exit 2) if the device cannot hold them.
-  size_t maxN = o.selfTest ? std::min(o.selfTestMaxN, kExactAnyOrder) : o.n;
-  size_t maxPartials = std::max<size_t>(kTwoPassGrid, size_t(maxCoResident));
-  size_t freeBytes = 0, totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  size_t need = bytesNeeded(maxN, maxPartials);
-  if (need > freeBytes) {
-    std::fprintf(stderr,
-                 "error: --n %zu needs %.2f GiB of device memory (input and copy destination); "
-                 "%.2f GiB are free on %s\n",
-                 o.n, need / double(1u << 30), freeBytes / double(1u << 30), prop.name);
-    return 2;
-  }
-  printBanner(prop);
-  if (prop.warpSize != kWarp) {
-    std::printf("error: this program's 32-lane tiles assume %d lanes a warp; the device has %d\n",
-                kWarp, prop.warpSize);
-    return 1;
-  }
-
-  Buffers b;
-  if (!allocBuffers(b, maxN, maxPartials)) {
-    std::fprintf(stderr, "error: cudaMalloc of %.2f GiB failed on %s\n", need / double(1u << 30),
-                 prop.name);
-    return 1;
-  }
-
-  int checks = 0, failures = 0, status = 0;
-  if (o.selfTest) {
-    status = runSelfTest(o, b, grids, checks, failures);
-  } else {
-    status = runTable(o, b, prop, coopGrid, perSm, checks, failures);
-  }
-  freeBuffers(b);
-
-  if (failures == 0 && status == 0) {
-    std::printf("\nRESULT: PASS (%d checks, all exact)\n", checks);
-    return 0;
-  }
-  std::printf("\nRESULT: FAIL (%d of %d checks failed)\n", failures, checks);
-  return 1;
-}
+#endif // REDUCTION_HARNESS

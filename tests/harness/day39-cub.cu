@@ -1,0 +1,210 @@
+// Day 39's test program: every row of code/day39-cub/cub_vs_ladder.cu (its own kernels, launchers
+// and exact check) over the edge matrix, with both exact inputs, guard bands, and both timing
+// paths (stream batches and CUDA-graph replays, each batch from poisoned outputs).
+//
+//   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day39-cub.cu && ./harness
+//
+// The matrix: harness::kSizes up to --max-n; input offsets 0..3 floats past 256-byte alignment
+// (the float4 rows peel a scalar head; best needs 16-byte-aligned input and runs at offset 0);
+// inputs all ones and seeded random 0/1 (a row passes only if it sums both exactly); best also
+// forced onto each of its paths (one block for every n; the last-block kernel on 5 blocks, so
+// blocks own several tiles and the partial tile lands mid-grid). The ticket rows run twice a case
+// (the second run needs the counter the first one reset). Guard bands: NaN around the input, the
+// copy destination, the results and every row's partials, scanned whole after each run. Then at
+// n = 1027 and 65537 every row goes through timeKernel and timeGraph (two calls a batch) and the
+// check reads what the last timed call or the last replay wrote.
+#define REDUCTION_HARNESS
+#ifndef LESSON
+#define LESSON "../../code/day39-cub/cub_vs_ladder.cu"
+#endif
+#include LESSON
+#include "harness.h"
+
+static const char *kHarnessUsage =
+    "usage: day39-cub harness [--max-n N] [--seed S] [--input ones|random|both] [--help]\n"
+    "  every row of day 39 over the edge sizes up to N (default 16777216), offsets 0..3, both\n"
+    "  inputs, guard bands; then both timing paths at n = 1027 and 65537.\n"
+    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
+
+struct Variant {
+  const char *name;
+  Row row;
+  size_t bestSmallMax;   // best's paths: one block for n <= this, else ...
+  unsigned int bestGrid; // ... the last-block kernel on this many blocks (0: as timed)
+};
+
+int main(int argc, char **argv) {
+  harness::Options o = harness::parse(argc, argv, kHarnessUsage);
+  Setup d = queryDevice();
+  harness::banner("day39-cub", o);
+  if (d.prop.warpSize != kWarp) {
+    std::printf("error: the warp-shuffle sums assume %d lanes a warp; the device has %d\n", kWarp,
+                d.prop.warpSize);
+    return 1;
+  }
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const unsigned int kForcedGrid = 5;
+  std::vector<Variant> variants;
+  for (int k = 0; k < kRowCount; ++k) {
+    variants.push_back({kRows[k].name, Row(k), kDefaultSmallMax, 0});
+  }
+  variants.push_back({"best: one block", Row::Best, kExactAnyOrder, 0});
+  variants.push_back({"best: last block, 5 blocks", Row::Best, 0, kForcedGrid});
+  // Each variant runs on its own copy of the setup, with best's knobs set.
+  auto setupFor = [&](const Variant &v) {
+    Setup s = d;
+    s.bestSmallMax = v.bestSmallMax;
+    s.bestGrid = v.bestGrid ? v.bestGrid : s.bestGrid;
+    s.bestGridLarge = v.bestGrid ? v.bestGrid : s.bestGridLarge;
+    return s;
+  };
+
+  // Outputs in guard bands: the results (one slot a row) and each row's partials.
+  Setup &b = d;
+  harness::Guarded results, partials[kRowCount];
+  size_t *counts = d.partialsCount;
+  counts[int(Row::Best)] = std::max<size_t>(kForcedGrid, counts[int(Row::Best)]);
+  bool ok = results.make(kRowCount);
+  b.results = results.at(0);
+  for (int r = 0; r < kRowCount; ++r) {
+    if (counts[r] != 0) {
+      ok = partials[r].make(counts[r]) && ok;
+      b.partials[r] = partials[r].at(0);
+      b.partialsCount[r] = counts[r];
+    }
+  }
+  if (!ok) {
+    std::printf("error: cudaMalloc of the guarded outputs failed\n");
+    return 1;
+  }
+  CUDA_CHECK(cudaMalloc(&b.tickets, kRowCount * sizeof(unsigned int)));
+  CUDA_CHECK(cudaMemset(b.tickets, 0, kRowCount * sizeof(unsigned int)));
+  CUDA_CHECK(cudaMalloc(&b.copyCounts, 2 * sizeof(unsigned long long)));
+  CUDA_CHECK(cubSum(nullptr, b.cubTempBytes, nullptr, b.results, o.maxN, stream));
+  CUDA_CHECK(cudaMalloc(&b.cubTemp, std::max<size_t>(1, b.cubTempBytes)));
+  if (d.coopGrid == 0) {
+    std::printf("cooperative: refused on this device (%s); its checks are skipped\n",
+                d.cooperativeLaunch ? "no block fits on an SM" : "no cooperative launch");
+  }
+
+  harness::Report report;
+  auto poisonGuards = [&] {
+    results.poison();
+    for (int r = 0; r < kRowCount; ++r) {
+      if (counts[r] != 0) {
+        partials[r].poison();
+      }
+    }
+  };
+  // The guard bands after one run of row r: only its result slot and its partials may change
+  // (the input's band and the copy destination's are checked by the caller).
+  auto checkGuards = [&](Row r, const char *what, size_t n) {
+    int k = int(r);
+    size_t bad = results.strays(r == Row::Copy ? 0 : 1, k);
+    bad += counts[k] != 0 ? partials[k].strays(counts[k], 0) : 0;
+    report.expect(bad == 0, double(bad), 0, "%s n=%zu: floats written outside the outputs", what,
+                  n);
+  };
+
+  size_t cases = 0;
+  for (size_t n : harness::kSizes) {
+    if (n > o.maxN) {
+      continue;
+    }
+    harness::Guarded in, out;
+    if (!in.make(n) || !out.make(n)) {
+      std::printf("error: cudaMalloc of 2 x %zu floats failed\n", n);
+      return 1;
+    }
+    b.out = out.alloc;
+    b.outFloats = out.floats; // poisonRow(Copy) NaNs the whole band, guards included
+    for (int offset = 0; offset < harness::kOffsets; ++offset) {
+      for (harness::Input input : o.inputs()) {
+        double want = double(in.fill(n, offset, input, o.seed));
+        ++cases;
+        for (const Variant &v : variants) {
+          if ((v.row == Row::Best && offset != 0) || !refusal(v.row, d, n, false).empty()) {
+            continue;
+          }
+          for (int run = 1; run <= (kRows[int(v.row)].tickets ? 2 : 1); ++run) {
+            poisonGuards();
+            CUDA_CHECK(cudaDeviceSynchronize()); // legacy-stream memsets, then the lesson's stream
+            Check c =
+                runAndCheck(v.row, setupFor(v), in.at(offset), out.at(offset), n, n, want, stream);
+            report.expect(c.ok, c.got, c.want, "%s n=%zu offset %d input %s run %d%s%s", v.name, n,
+                          offset, harness::inputName(input), run, c.detail.empty() ? "" : ": ",
+                          c.detail.c_str());
+            checkGuards(v.row, v.name, n);
+            if (v.row == Row::Copy) {
+              size_t bad = out.strays(n, offset);
+              report.expect(bad == 0, double(bad), 0, "copy n=%zu offset %d: writes past the ends",
+                            n, offset);
+            }
+          }
+        }
+        size_t bad = in.strays(n, offset);
+        report.expect(bad == 0, double(bad), 0, "input n=%zu offset %d: guard band changed", n,
+                      offset);
+      }
+    }
+
+    // Both timing paths, as the lesson times them: every batch from poison, then the check reads
+    // what the last timed call (stream) or the last replay (graph) wrote.
+    if (n != 1027 && n != 65537) {
+      in.release();
+      out.release();
+      continue;
+    }
+    harness::Input input = o.inputs().back();
+    double want = double(in.fill(n, 0, input, o.seed));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (d.coopGrid > 0 && !d.coopInGraph) {
+      d.coopInGraph = cooperativeCaptures(d, in.at(0), n, stream);
+      if (!d.coopInGraph) {
+        std::printf("cooperative: this driver will not capture it into a graph; graph path "
+                    "skipped\n");
+      }
+    }
+    for (const Variant &v : variants) {
+      for (int graph = 0; graph < 2; ++graph) {
+        if (!refusal(v.row, d, n, graph).empty()) {
+          continue;
+        }
+        poisonGuards();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        Setup s = setupFor(v);
+        auto call = [&] { launchRow(v.row, s, in.at(0), out.at(0), n, stream); };
+        auto poison = [&] { poisonRow(v.row, s, stream); };
+        if (graph) {
+          timeGraph(call, poison, 2, stream);
+        } else {
+          timeKernel(call, poison, 2, stream);
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        Check c = checkRow(v.row, s, in.at(0), out.at(0), n, n, want, stream);
+        report.expect(c.ok, c.got, c.want, "%s n=%zu input %s after %s timing%s%s", v.name, n,
+                      harness::inputName(input), graph ? "graph" : "stream",
+                      c.detail.empty() ? "" : ": ", c.detail.c_str());
+        checkGuards(v.row, v.name, n);
+      }
+    }
+    in.release();
+    out.release();
+  }
+
+  std::printf("day39-cub: %zu size x offset x input cases, %zu variants, timing paths at 1027 and "
+              "65537; %ld checks, %ld failed\n",
+              cases, variants.size(), report.checks, report.failures);
+  results.release();
+  for (int r = 0; r < kRowCount; ++r) {
+    if (counts[r] != 0) {
+      partials[r].release();
+    }
+  }
+  CUDA_CHECK(cudaFree(b.tickets));
+  CUDA_CHECK(cudaFree(b.copyCounts));
+  CUDA_CHECK(cudaFree(b.cubTemp));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return report.finish();
+}

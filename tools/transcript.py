@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""What tools/capture.py writes and the checks read: the source fingerprint of a transcript.
+
+fingerprint(path) is the sha256 of a C++/CUDA source file with every comment (`// ...` to the end
+of the line, `/* ... */`) and every whitespace character removed, outside string and character
+literals (which are kept byte for byte). So editing a comment, re-wrapping a line or re-indenting
+leaves a transcript current; changing any token of code (a name, a number, an operator, a string
+the program prints) makes it stale. A transcript header names each source it was built from as
+`# source: PATH sha256=HEX fingerprint=HEX`; the checks compare the fingerprint.
+"""
+import hashlib
+
+
+def strip_comments_and_space(text):
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":  # a literal: copy it whole, escapes included
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        elif c.isspace():
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def fingerprint(path):
+    with open(path, encoding="utf-8") as f:
+        return hashlib.sha256(strip_comments_and_space(f.read()).encode()).hexdigest()
+
+
+# --- reading a transcript: the one reader that capture, README sync, plots and checks share -------
+import glob  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+
+HEADER = [  # key, pattern, in the order capture.py writes them (`# source:` lines come after build)
+    ("date", re.compile(r"^# date: (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) UTC$")),
+    ("gpu", re.compile(r"^# gpu: (\S.*)$")),
+    ("driver", re.compile(r"^# driver: (\S.*)$")),
+    ("cuda", re.compile(r"^# cuda: (\S.*)$")),
+    ("build", re.compile(r"^# build: (nvcc \S.*)$")),
+    ("command", re.compile(r"^# command: (\S.*)$")),
+    ("exit code", re.compile(r"^# exit code: (-?\d+)$")),
+    ("end of header", re.compile(r"^(#)$")),
+]
+SOURCE = re.compile(r"^# source: (?P<path>\S+) sha256=(?P<hash>[0-9a-f]{64})"
+                    r"(?: fingerprint=(?P<fp>[0-9a-f]{64}))?$")
+NAME = re.compile(r"^(?P<mode>[a-z0-9][a-z0-9-]*?)-(?P<date>\d{4}-\d{2}-\d{2})-(?P<gpu>[a-z0-9-]+)"
+                  r"\.txt$")
+RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def split_row(line):
+    s = line.strip()
+    s = s[1:] if s.startswith("|") else s
+    s = s[:-1] if s.endswith("|") else s
+    return [c.strip() for c in s.split("|")]
+
+
+def number(cell):
+    """A table cell as a float; None for '-', '' or anything that is not a number."""
+    try:
+        return float(cell.replace(",", ""))
+    except (AttributeError, ValueError):
+        return None
+
+
+class Table:
+    """A Markdown pipe table: `line` (1-based, the header row), `head`, `rows` as
+    [(line, cells)], and `caption`, the nearest non-empty text line above it."""
+
+    def __init__(self, line, head, rows, caption):
+        self.line, self.head, self.rows, self.caption = line, head, rows, caption
+
+    def dicts(self):
+        return [dict(zip(self.head, cells)) for _, cells in self.rows if len(cells) == len(self.head)]
+
+
+class Transcript:
+    """One evidence file. `header`: {key: (value, line)} for the keys of HEADER that were found in
+    order (reading stops at the first that is not); `sources`: [(line, match of SOURCE)];
+    `header_len`; `lines`; `mode`, `date`, `gpu_slug` from the file name ('' if it does not fit);
+    `tables` of the output; `result`: the last non-empty output line (compute-sanitizer's
+    `=========` lines aside) and its line."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(path, encoding="utf-8", errors="replace") as f:
+            self.lines = f.read().splitlines()
+        self.header, self.sources, k = {}, [], 0
+        for key, rx in HEADER:
+            while key == "command" and k < len(self.lines) and SOURCE.match(self.lines[k]):
+                self.sources.append((k + 1, SOURCE.match(self.lines[k])))
+                k += 1
+            m = rx.match(self.lines[k]) if k < len(self.lines) else None
+            if not m:
+                break
+            self.header[key] = (m.group(1), k + 1)
+            k += 1
+        self.header_len = k
+        nm = NAME.match(os.path.basename(path))
+        self.mode, self.date, self.gpu_slug = nm.group("mode", "date", "gpu") if nm else ("",) * 3
+        self.tables = tables(self.lines, k)
+        out = [(i + 1, l.strip()) for i, l in enumerate(self.lines)
+               if i >= k and l.strip() and not l.startswith("=========")]
+        self.result = out[-1] if out else (len(self.lines), "")
+
+    def value(self, key):
+        return self.header[key][0] if key in self.header else None
+
+
+def tables(lines, first=0):
+    out, i = [], first
+    while i + 1 < len(lines):
+        if lines[i].lstrip().startswith("|") and RULE.match(lines[i + 1]):
+            rows, j = [], i + 2
+            while j < len(lines) and lines[j].lstrip().startswith("|"):
+                rows.append((j + 1, split_row(lines[j])))
+                j += 1
+            caption = next((lines[c].strip() for c in range(i - 1, first - 1, -1)
+                            if lines[c].strip()), "")
+            out.append(Table(i + 1, split_row(lines[i]), rows, caption))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def newest(ev_dir, mode):
+    """The newest ev_dir/MODE-YYYY-MM-DD-GPU.txt: by the date in the name, then the header's date
+    and time, then the name. None if there is none."""
+    name = re.compile(re.escape(mode) + r"-(\d{4}-\d{2}-\d{2})-[a-z0-9-]+\.txt$")
+    best = None
+    for path in glob.glob(os.path.join(ev_dir, "*.txt")):
+        m = name.match(os.path.basename(path))
+        if m:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                first = f.readline().rstrip("\n")
+            h = HEADER[0][1].match(first)
+            key = (m.group(1), h.group(1) if h else "", os.path.basename(path))
+            best = max(best, (key, path)) if best else (key, path)
+    return best[1] if best else None
