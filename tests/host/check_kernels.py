@@ -179,14 +179,16 @@ def closure(needs, own, src_text, by_name, report, readme, line):
     return sorted(chosen), list(dict.fromkeys(headers))
 
 
-def check_block(readme, name, lines, a, b, src, items, opts, report):
-    """Compile (and with --run, run) one README kernel block alone. Returns 1 if it has a kernel."""
+def assemble(readme, name, lines, a, b, src, items, report):
+    """The translation unit for one README block: None when it holds no kernel, False when a
+    kernel has no Needs line (reported), else (unit lines, first block line in the unit, kernel
+    matches, needs, README line of the first kernel). tools/notebook.py writes the same unit."""
     block = lines[a + 1:b]
     text = "\n".join(block) + "\n"
     code = hostcheck.strip_comments(text)
     kernels = list(KERNEL.finditer(code))
     if not kernels:
-        return 0
+        return None
     launches, clines = [], code.splitlines()
     for k, m in enumerate(kernels):
         kl = hostcheck.line_of(code, m.start()) - 1
@@ -194,7 +196,7 @@ def check_block(readme, name, lines, a, b, src, items, opts, report):
         if needs_of(comment_above(block, first)) is None:
             report.error(readme, a + 2 + kl, f"kernel `{m.group(1)}` (snippet `{name}`) has no "
                          "`// Needs: ...` line ending its comment")
-            return 1
+            return False
         tm = TEMPLATE.search(code[:m.start()].rstrip()) if first != kl else None
         depth, j = 1, m.end()
         while depth:
@@ -218,6 +220,16 @@ def check_block(readme, name, lines, a, b, src, items, opts, report):
     out += [f"#include {h}" for h in headers] + [src[s:e] for s, e, _ in chosen]
     first_block_line = len("\n".join(out).splitlines()) + 1
     out += block + [MAIN] + launches + ['  std::printf("ok\\n");', "  return 0;", "}", ""]
+    return out, first_block_line, kernels, needs, kline
+
+
+def check_block(readme, name, lines, a, b, src, items, opts, report):
+    """Compile (and with --run, run) one README kernel block alone. Returns 1 if it has a kernel."""
+    unit = assemble(readme, name, lines, a, b, src, items, report)
+    if not unit:
+        return 0 if unit is None else 1
+    out, first_block_line, kernels, needs, kline = unit
+    block = lines[a + 1:b]
     tmp = tempfile.mkdtemp(prefix=f"check-kernels-{name}-")
     cu, exe = os.path.join(tmp, "x.cu"), os.path.join(tmp, "x")
     with open(cu, "w", encoding="utf-8") as f:
