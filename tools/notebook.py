@@ -31,8 +31,9 @@ SETUP = """\
 REPO_URL = "https://github.com/YOUR-ACCOUNT/reduction-module.git"  # set this on Colab
 import os, pathlib, subprocess
 here = pathlib.Path.cwd()
-root = next((p for p in [here, *here.parents] if (p / "code" / "day25-reduction-2").is_dir()), None)
-if root is None:
+root = next((p for p in [here, *here.parents, here / "reduction-module"]
+             if (p / "code" / "day25-reduction-2").is_dir()), None)
+if root is None:  # not inside a checkout, and no clone from an earlier run of this cell
     subprocess.run(["git", "clone", "--depth", "1", REPO_URL, "reduction-module"], check=True)
     root = here / "reduction-module"
 os.chdir(root)
@@ -51,8 +52,9 @@ print("building for", os.environ["ARCH"])"""
 INTRO = """\
 # Parallel reduction in CUDA C++ — days 24–28 and 39, on your GPU
 
-Run the cells top to bottom (on Colab: Runtime → Change runtime type → a GPU, e.g. T4). Each day's
-cell is its README's build line and run; the tables are the same kind as the README's, measured on
+Run the cells top to bottom (on Colab: Runtime → Change runtime type → a GPU, e.g. T4). Outside a
+checkout of the repository, first set `REPO_URL` in the next cell to the repository to clone. Each
+day's cell is its README's build line and run; the tables are the same kind as the README's, measured on
 your card. Then every kernel the READMEs show is copied into a cell of its own, with exactly what
 its `// Needs:` line names, and compiled alone. The last cell records your run as a transcript."""
 
@@ -92,11 +94,16 @@ def cells(root):
         build = build_block(lines)
         if not build:
             continue
-        run = [l.replace("-arch=sm_75", "-arch=$ARCH") for l in build] + EXTRA_RUNS.get(day, [])
+        run = [l.replace("-arch=sm_75", "-arch=$ARCH") for l in build]
         out.append(cell("markdown", f"## {lines[0].lstrip('# ')}\n\nThe build block of "
-                        f"[`code/{day}/README.md`](../code/{day}/README.md), for this GPU:", None))
+                        f"`code/{day}/README.md`, for this GPU:", None))
         out.append(cell("code", "%%bash\nset -euo pipefail\n" + "\n".join(run),
                         {"kind": "build", "day": day}))
+        if day in EXTRA_RUNS:
+            out.append(cell("markdown", "The README's exercise and experiment: predict first (the "
+                            "README asks), then run.", None))
+            out.append(cell("code", "%%bash\nset -euo pipefail\n" + "\n".join(EXTRA_RUNS[day]),
+                            {"kind": "extra", "day": day}))
         src = open(glob.glob(os.path.join(day_dir, "*.cu"))[0], encoding="utf-8").read()
         items = check_kernels.top_level_items(src)
         report = hostcheck.Report("notebook")
@@ -119,8 +126,9 @@ def cells(root):
                         f"&& ./{path[:-3]}", {"kind": "kernel-run", "day": day, "snippet": name}))
     out.append(cell("markdown", "## Record your run\n\nThe same transcript format as "
                     "`evidence/`: the header (date, GPU, driver, CUDA, build line, sources, "
-                    "command, exit code) and the output verbatim. Contributions of a T4 run are "
-                    "welcome.", None))
+                    "command, exit code) and the output verbatim. A Colab runtime is recycled: download "
+                    "`my-evidence/` (Files pane) before you leave. Contributions of a T4 run are "
+                    "welcome; `tools/capture.py --help` lists the other modes.", None))
     out.append(cell("code", "%%bash\nset -euo pipefail\npython3 tools/capture.py --arch $ARCH "
                     "--out-dir my-evidence/day25-reduction-2 code/day25-reduction-2 default\n"
                     "cat my-evidence/day25-reduction-2/default-*.txt", {"kind": "capture"}))

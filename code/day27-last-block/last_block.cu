@@ -17,7 +17,8 @@
 //                          with memory_order_acq_rel at thread_scope_device; plain loads after it.
 // All three reductions produce one float on the device. The one launch saves the HOST's second
 // launch (the table times back-to-back calls from the host), not a GPU gap between two kernels:
-// in day 39's CUDA graph (no host launch cost) v8's two kernels beat the last block up to 2^29.
+// in day 39's CUDA graph (no host launch cost) v8's two kernels beat the last block at every n
+// it measures, 2^10 to 2^30 (at the largest sizes by less than the spreads).
 //
 // Then the repetition: 10,000 launches of each one-launch row, each followed by a one-thread
 // checker kernel (float == n? counter back to 0? then poison the float). A counter not reset shows
@@ -239,7 +240,8 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
 
 // v8, each pass: in[0, n) -> partials[blockIdx.x]. Launch: blockDim.x == kBlock, any grid >= 1.
 // Pass 1 runs it over the input on `grid` blocks; pass 2 on ONE block over the `grid` partials
-// (cudaMalloc'd, so 16-byte aligned: no head), which leaves the sum in partials'[0] = the result.
+// (cudaMalloc'd, so 16-byte aligned: no head); launchRow passes the row's result slot as pass 2's
+// `partials`, so pass 2's one partial, partials[0], is the sum.
 // Between the passes the kernel boundary is the barrier: pass 2 starts after every block of pass 1
 // has finished and its writes are visible. That second launch is what today removes.
 // Needs: kBlock, kWarpsPerBlock, gridStrideSum, blockReduceSum
