@@ -9,7 +9,9 @@
 #                             the first time; a prepared root is reused and costs nothing.
 #   tools/cuda12.sh check     compile each code/day*/ README build line, as written, with that nvcc
 #                             for sm_75 and for sm_90, then once more for sm_90 with
-#                             `-Xcompiler -Wall,-Wextra`. Any compiler output (a warning included)
+#                             `-Xcompiler -Wall,-Wextra`, and the day's test program
+#                             (tests/harness/<day>.cu, which the README tells a learner to build
+#                             the same way) for sm_75. Any compiler output (a warning included)
 #                             or a non-zero exit fails (exit 1). Exit 77 (CTest: skipped) with the
 #                             reason and the command that prepares it when the root is not there.
 #
@@ -71,18 +73,23 @@ check() {
   fi
   echo "cuda12: $(chroot "$root" nvcc --version | tail -n 1)"
   # The days' sources travel into the root (they include nothing of the repository's own).
-  rm -rf "$root/repo"; mkdir -p "$root/repo"; cp -r "$here/code" "$root/repo/"
+  # A directory of this run's own inside the root: two checks at once must not share one.
+  local work=/tmp/repo-$$
+  trap "rm -rf '$root$work'" EXIT # expanded now: \$work is local to this function
+  mkdir -p "$root$work/tests"; cp -r "$here/code" "$root$work/"; cp -r "$here/tests/harness" "$root$work/tests/"
   local fails=0 t0=$SECONDS readme line rel
   for readme in "$here"/code/day*/README.md; do
     rel=${readme#"$here"/}
     line=$(awk '/<!-- build-line -->/ { f = 1; next } f && /^ *nvcc / { sub(/^ */, ""); print; exit }' "$readme")
     [ -n "$line" ] || { echo "$rel:1: error: no nvcc line after <!-- build-line -->"; fails=$((fails + 1)); continue; }
-    for variant in sm_75 sm_90 sm_90-wall; do
+    local day; day=$(basename "$(dirname "$readme")")
+    for variant in sm_75 sm_90 sm_90-wall harness; do
       local cmd=${line//-arch=sm_[0-9][0-9]/-arch=${variant%-wall}}
-      cmd=$(sed -E 's/ -o [^ ]+/ -o \/tmp\/a.out/' <<<"$cmd")
+      [ "$variant" = harness ] && cmd=$(sed -E "s# [^ ]+\.cu# tests/harness/$day.cu#; s#-arch=harness#-arch=sm_75#" <<<"$line")
+      cmd=$(sed -E "s# -o [^ ]+# -o $work/a.out#" <<<"$cmd")
       [ "$variant" = sm_90-wall ] && cmd="$cmd -Xcompiler -Wall,-Wextra"
       local out rc=0
-      out=$(chroot "$root" /bin/sh -c "cd /repo && $cmd" 2>&1) || rc=$?
+      out=$(chroot "$root" /bin/sh -c "cd $work && $cmd" 2>&1) || rc=$?
       if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
         echo "$rel: error: CUDA 12.4 ($variant) exit $rc: $cmd"; echo "$out"; fails=$((fails + 1))
       else

@@ -112,7 +112,3 @@ def line_of(text, offset):
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
 from sync_readme import fenced_block_after  # noqa: E402,F401
 
-
-def usage_exit(doc):
-    print(doc.strip().splitlines()[0], file=sys.stderr)
-    sys.exit(2)
