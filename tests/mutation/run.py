@@ -5,6 +5,7 @@ Usage: tests/mutation/run.py [--arch sm_90] [--jobs 8] [--runs 4] [--apply-only]
        (default: every day with a tests/mutation/<day>.mutants file)
        --apply-only: no GPU, no build: only check that every mutant applies exactly once to the
        lesson file as it is now (the host test `host.mutants`, so the lists cannot rot).
+       --root DIR: the repository to read (default: this one; a test fixture otherwise).
 
 Each tests/mutation/<day>.mutants holds blocks:
 
@@ -110,8 +111,10 @@ def main():
     ap.add_argument("--runs", type=int, default=4, help="parallel runs on the GPU")
     ap.add_argument("--apply-only", action="store_true")
     ap.add_argument("--transcript", metavar="DIR")
+    ap.add_argument("--root", default=ROOT)
     a = ap.parse_args()
-    files = sorted(glob.glob(os.path.join(ROOT, "tests", "mutation", "*.mutants")))
+    root = os.path.abspath(a.root)
+    files = sorted(glob.glob(os.path.join(root, "tests", "mutation", "*.mutants")))
     if a.days:
         want = {os.path.basename(d.rstrip("/")) for d in a.days}
         files = [f for f in files if os.path.basename(f)[:-len(".mutants")] in want]
@@ -130,11 +133,11 @@ def main():
     errors = []
     for f in files:
         day = os.path.basename(f)[:-len(".mutants")]
-        day_dir = os.path.join(ROOT, "code", day)
+        day_dir = os.path.join(root, "code", day)
         line = re.sub(r"-arch=sm_\d+", f"-arch={a.arch}", capture.readme_build_line(day_dir))
         words = shlex.split(line)
         lesson_src = next(w for w in words if w.endswith(".cu"))
-        original = open(os.path.join(ROOT, lesson_src), encoding="utf-8").read()
+        original = open(os.path.join(root, lesson_src), encoding="utf-8").read()
         for m in [None] + parse_mutants(f):
             name = m["name"] if m else "baseline"
             d = os.path.join(work, day, name)
