@@ -17,8 +17,7 @@
 //                          with memory_order_acq_rel at thread_scope_device; plain loads after it.
 // All three reductions produce one float on the device. The one launch saves the HOST's second
 // launch (the table times back-to-back calls from the host), not a GPU gap between two kernels:
-// in day 39's CUDA graph (no host launch cost) v8's two kernels beat the last block at every n
-// it measures, 2^10 to 2^30 (at the largest sizes by less than the spreads).
+// in day 39's CUDA graph (no host launch cost) v8's two kernels are ahead at every n to 2^30.
 //
 // Then the repetition: 10,000 launches of each one-launch row, each followed by a one-thread
 // checker kernel (float == n? counter back to 0? then poison the float). A counter not reset shows
