@@ -8,7 +8,9 @@ Usage: tools/sync_readme.py [--check] [ROOT|DAY_DIR|README.md ...]     (default:
 evidence/DAY/MODE-YYYY-MM-DD-GPU.txt (tools/transcript.py's rule for "newest") from its first line
 that starts with `|` to its last; `<!-- expected-output: MODE grep=REGEX -->` holds instead every
 output line (below the header) that REGEX matches: a README quotes a measured line, never
-retypes it. `<!-- snippet: NAME -->` is followed by a fenced block holding the lines strictly
+retypes it. `<!-- expected-output: A+B+C median=COLUMN:ROW,ROW -->` holds, for each size and each
+table caption's first word (stream, graph), the median of COLUMN over the newest transcripts of
+modes A, B and C for those rows, the three values beside it. `<!-- snippet: NAME -->` is followed by a fenced block holding the lines strictly
 between `// snippet: NAME` and `// end snippet` in the day's one .cu file. A missing block is
 inserted. Errors (exit 1, also without --check): a marker with no transcript, or no matching line;
 an unknown snippet name; a snippet shown twice in a README, or marked twice in the source. With
@@ -22,7 +24,8 @@ import sys
 import transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARKER = re.compile(r"^\s*<!--\s*expected-output:\s*([a-z0-9][a-z0-9-]*)(?:\s+grep=(.*?))?\s*-->\s*$")
+MARKER = re.compile(r"^\s*<!--\s*expected-output:\s*([a-z0-9][a-z0-9+-]*)(?:\s+grep=(.*?))?"
+                    r"(?:\s+median=([^:]+):(.*?))?\s*-->\s*$")
 SNIPPET = re.compile(r"^\s*<!--\s*snippet:\s*(\S+)\s*-->\s*$")
 SRC_OPEN = re.compile(r"^\s*//\s*snippet:\s*(\S+)\s*$")
 SRC_CLOSE = re.compile(r"^\s*//\s*end snippet\s*$")
@@ -69,6 +72,26 @@ def wanted_lines(path, grep):
     return t.lines[idx[0]:idx[-1] + 1] if idx else []
 
 
+def median_lines(paths, column, rows):
+    """Markdown rows: n, then per (table kind, row) `median (a / b / c)` of COLUMN across PATHS."""
+    vals = {}
+    for path in paths:
+        for t in transcript.Transcript(path).tables:
+            kind = t.caption.split(":")[0]
+            for d in t.dicts():
+                if d.get("row") in rows and transcript.number(d.get(column)) is not None:
+                    vals.setdefault((int(d["n"]), kind, d["row"]), []).append(d[column])
+    cols = sorted({(k, r) for _, k, r in vals}, key=lambda c: (c[0] != "stream", rows.index(c[1])))
+    out = ["| n | " + " | ".join(f"{k}: {r}" for k, r in cols) + " |",
+           "|---" * (len(cols) + 1) + "|"]
+    for n in sorted({n for n, _, _ in vals}):
+        cells = [sorted(vals.get((n, k, r), []), key=float) for k, r in cols]
+        out.append(f"| {n} | " + " | ".join(
+            f"{c[len(c) // 2]} ({' / '.join(vals[(n, k, r)])})" if len(c) == len(paths) else "-"
+            for c, (k, r) in zip(cells, cols)) + " |")
+    return out
+
+
 def source_regions(day_dir, errors):
     """{name: (first line number, lines)} of the day's one .cu, or None with the reason."""
     sources = sorted(glob.glob(os.path.join(day_dir, "*.cu")))
@@ -109,12 +132,17 @@ def sync(readme, check_only):
     for i in reversed(range(len(lines))):  # bottom-up: an insertion keeps the indexes above
         em, sm = MARKER.match(lines[i]), SNIPPET.match(lines[i])
         if em:
-            path = transcript.newest(ev, em.group(1))
-            want = wanted_lines(path, em.group(2)) if path else None
+            paths = [transcript.newest(ev, m) for m in em.group(1).split("+")]
+            path = None if None in paths else paths[0]
+            if em.group(3) and path:
+                want = median_lines(paths, em.group(3), em.group(4).split(","))
+            else:
+                want = wanted_lines(path, em.group(2)) if path else None
             what, origin = f"expected-output `{em.group(1)}`", "the newest transcript"
             if not want:
                 errors.append(f"{show(readme)}:{i + 1}: error: {what}: " + (
-                    f"no transcript {show(ev)}/{em.group(1)}-YYYY-MM-DD-GPU.txt" if path is None
+                    f"no transcript {show(ev)}/{em.group(1)}-YYYY-MM-DD-GPU.txt (each mode of it)"
+                    if path is None
                     else f"{show(path)} has no line to copy"))
                 continue
             origin += f" ({show(path)})"

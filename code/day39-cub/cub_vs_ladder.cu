@@ -14,10 +14,18 @@
 //                     partial, fences, takes a ticket; the block with the last ticket adds them.
 //   cooperative       finish behind a grid barrier (day 28): whole tiles of 1024 floats a block,
 //                     grid.sync(), block 0 adds the partials; grid = what the device holds at once.
-//   best              last block, tuned: tiles of kBestLoads independent float4 loads a thread,
-//                     block size a template argument, grid from SMs x occupancy, whole tiles a
-//                     block (exact above 2^24 on any grid); below a threshold ONE block, one
-//                     launch.
+//   best              last block, tuned, its shape picked by n (tiles of kBestLoads independent
+//                     float4 loads a thread, all issued before the first add): ONE block up to
+//                     2^15 (256, 512 or 1024 threads; no partials, no ticket); up to 2^22 one
+//                     CUB-sized tile (4096 floats) a block, then a last block; above, tiles of
+//                     8192 floats on one resident wave (8 from 2^27), whole tiles a block (exact
+//                     above 2^24 on any grid). The ticket: cuda::atomic_ref, acq_rel (day 27).
+//   best + PDL        Hopper and newer (cc 9.0+), and NOT what CUB does: best, except where best
+//                     finishes with a last block over one tile a block (2^15 < n <= 2^22): there
+//                     a PAIR of kernels, the second launched with programmatic dependent launch,
+//                     so it is scheduled while the first still runs and waits in
+//                     cudaGridDependencySynchronize() before it reads the partials. Refused, with
+//                     the reason, on older GPUs and on builds whose kernels are not for sm_90+.
 // Every reduction row leaves one float on the device.
 //
 // Two timing modes, CUDA events, the median of kTimingBatches batches:
@@ -32,6 +40,7 @@
 //   ./cub_vs_ladder   both modes, n = 2^10 .. 2^30 (needs 2 x 4 GiB of device memory)
 // Knobs: --mode stream|graph|both, --min-n N, --max-n N (powers of two, 2^10 .. 2^32),
 //        --best-small-max S (best runs one block for n <= S; the exercise), --help.
+// On an H200 best >= CUB at every size in both modes, in the median of three runs (README).
 //
 // Checked, exactly, for every row at every size and mode: the result of one untimed call, and
 // what the LAST timed call wrote (every timed batch starts from poisoned outputs, so a call that
@@ -56,6 +65,7 @@
 
 #include <cooperative_groups.h>
 #include <cub/device/device_reduce.cuh>
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 namespace cg = cooperative_groups;
@@ -144,29 +154,35 @@ constexpr int kCoopTileVec4 = 256;                    // cooperative (day 28): f
 constexpr size_t kCoopTileFloats = 4 * kCoopTileVec4; // floats a tile: 1024 = 2^10
 constexpr size_t kExactAnyOrder = size_t(1) << 24;    // a float holds every integer up to 2^24
 
-// best's tuning (measured on the H200: research/day39-cub.md, "tuning"; the banner prints it).
-constexpr int kBestThreads = 512; // threads a block of the multi-block path (template argument)
-constexpr int kBestLoads = 4;     // independent float4 loads a thread a tile, all in flight
-// best's grid: ONE wave (SMs x occupancy) below kBestManyWavesFrom, kBestWavesLarge waves from
-// there: at 2^24..2^26 one resident wave beat 8 waves by 2-6 % (fewer tickets, no tail of block
-// launches); at 2^28..2^30 the 8-wave grid kept best at or above CUB.
+// best's shapes by n (measured on the H200: research/day39-cub.md, entries 15-18; the banner
+// prints them). Every shape loads tiles of kBestLoads float4s a thread, all in flight at once.
+constexpr int kBestLoads = 4;
+// n <= kDefaultSmallMax: ONE block, no partials, no ticket, one launch. A block of 256 threads is
+// one tile of 4096 floats (every load issued at once) and starts fastest; 512 and 1024 threads
+// win once the input is two or more of its tiles.
+constexpr size_t kSmall256Max = size_t(1) << 12; // n <= this: 256 threads
+constexpr size_t kSmall512Max = size_t(1) << 14; // n <= this: 512 threads; above: 1024
+constexpr size_t kDefaultSmallMax = size_t(1) << 15;
+// n <= kDefaultMidMax: CUB's tile (256 threads x 4 float4 = 4096 floats), ONE tile a block, so
+// every load of the input is issued before any block adds; a last block finishes. 2^22 / 4096 =
+// 1024 blocks at most.
+constexpr int kMidThreads = 256;
+constexpr size_t kMidTile = size_t(kMidThreads) * kBestLoads * 4; // floats: 4096
+constexpr size_t kDefaultMidMax = size_t(1) << 22;
+// Larger n: tiles of 512 x 4 float4 = 8192 floats on a grid of ONE wave (SMs x occupancy) below
+// kBestManyWavesFrom, kBestWavesLarge waves from there: at 2^24..2^26 one resident wave beat 8
+// waves by 2-6 % (fewer tickets, no tail of block launches); at 2^28..2^30 8 waves kept best at
+// or above CUB.
+constexpr int kBestThreads = 512;
+constexpr size_t kBestTile = size_t(kBestThreads) * kBestLoads * 4; // floats: 8192
 constexpr int kBestWaves = 1;
 constexpr int kBestWavesLarge = 8;
 constexpr size_t kBestManyWavesFrom = size_t(1) << 27;
-constexpr int kFinishLoads = 8;     // the last block's loads of the partials in flight a thread
-constexpr int kSmallThreads = 1024; // the single-block path: one block of this many threads ...
-constexpr int kSmallLoads = 8;      // ... each with this many float4 loads in flight a tile
+constexpr int kFinishLoads = 8; // the last block's loads of the partials in flight a thread
 // Loads of the input: false = __ldg (ld.global.nc: the read-only path, as CUB's LOAD_LDG);
 // true = ld.global.nc.L1::no_allocate (do not keep the streamed lines in L1 at all).
 constexpr bool kBestL1NoAllocate = false;
-constexpr size_t kBestTile = size_t(kBestThreads) * kBestLoads * 4;    // floats a tile: 8192
-constexpr size_t kSmallTile = size_t(kSmallThreads) * kSmallLoads * 4; // floats a round: 32768
 // end snippet
-// Up to kDefaultSmallMax, best runs ONE block: kSmallTile floats are one round of loads for that
-// block, the one memory latency the multi-block path pays too, without the fence, the ticket and
-// the last block's read of the partials (two or three more dependent trips to L2). Above it one
-// block needs a second round of loads and the multi-block path wins. --best-small-max moves it.
-constexpr size_t kDefaultSmallMax = kSmallTile;
 
 constexpr size_t kMinN = size_t(1) << 10;        // smallest timed size
 constexpr size_t kDefaultMaxN = size_t(1) << 30; // largest timed size by default (4 GiB)
@@ -184,7 +200,7 @@ __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
 // The block sum (shuffle first, one shared slot a warp): whole warps, at most 32 of them.
 static_assert(kBlock % kWarp == 0 && kBlock <= 1024 && isPowerOfTwo(kBlock), "ladder block");
 static_assert(kBestThreads % kWarp == 0 && kBestThreads <= 1024, "best: whole warps, <= 1024");
-static_assert(kSmallThreads % kWarp == 0 && kSmallThreads <= 1024, "small: whole warps");
+static_assert(kMidThreads % kWarp == 0 && kMidThreads <= 1024, "mid: whole warps, <= 1024");
 // Exactness lemma: a float sum of values that are all integer multiples of 2^k is exact at every
 // step while every running sum stays <= 2^(24+k).
 //  - Up to n = 2^24 every value is a multiple of 1 and every running sum <= 2^24: any order.
@@ -195,15 +211,17 @@ static_assert(kSmallThreads % kWarp == 0 && kSmallThreads <= 1024, "small: whole
 //    2^34; inside a block the sums stay below its partial, which the host keeps <= 2^24 (the row
 //    is refused at a size where it would not be).
 //  - atomic per block: every block adds 256 elements (k = 8), so n <= 2^32 = 2^(24+8).
-//  - best: block b owns WHOLE tiles of kBestTile = 2^13 floats, so every block partial is a
-//    multiple of 2^13, on ANY grid (the SM count need not be a power of two): exact up to
-//    n = 2^(24+13) when n is a multiple of the tile (above 2^24 n is a power of two, so it is).
+//  - best, one block and one tile a block: n <= 2^24 (host-checked), any order.
+//  - best above kDefaultMidMax: block b owns WHOLE tiles of kBestTile = 2^13 floats, so every
+//    block partial is a multiple of 2^13, on ANY grid (the SM count need not be a power of
+//    two): exact up to n = 2^(24+13) when n is a multiple of the tile (above 2^24 n is a power of
+//    two, so it is).
 //    Inside a block every thread adds the same 4 x kBestLoads floats a tile, at most
 //    n / kBestTile tiles: each thread sum c <= 2^23 is exact, and the block's tree adds equal
 //    values pair by pair (c, 2c, 4c, ...), exact too. A tile cut short by n exists only when n is
 //    not a multiple of the tile, that is only below 2^24, where any order is exact.
-static_assert(isPowerOfTwo(kBestTile) && isPowerOfTwo(kSmallTile), "tiles: powers of two");
-static_assert(kBestTile <= kExactAnyOrder && kSmallTile <= kExactAnyOrder, "tile sums exact");
+static_assert(isPowerOfTwo(kBestTile) && isPowerOfTwo(kMidTile), "tiles: powers of two");
+static_assert(kDefaultSmallMax <= kExactAnyOrder && kDefaultMidMax <= kExactAnyOrder, "any order");
 static_assert(kMaxN / kBestTile * (4 * kBestLoads) <= kExactAnyOrder, "per-thread sum exact");
 static_assert(kMaxN <= kExactAnyOrder * kBestTile, "best: block partials multiples of the tile");
 static_assert(kMaxN <= kExactAnyOrder * kBlock, "atomic per block: k = log2(256) = 8");
@@ -547,13 +565,19 @@ __global__ void __launch_bounds__(kThreads)
 // end snippet
 
 // snippet: best-last-block
-// best, the rest of n: each block adds its whole tiles, then finishes like day 27's last block.
-// Launch: blockDim.x == kThreads; any grid of 1 .. ceil(n / tile) blocks (more would only add
-// empty blocks); *ticket == 0 at launch and left at 0; partials holds gridDim.x floats; `in`
-// 16-byte aligned. The grid comes from the device (SMs x occupancy x waves), not a power of two:
-// tile ownership, not equal counts, is what keeps the sum exact above 2^24. The finish follows
-// cuda-samples' threadFenceReduction, with PyTorch's acquire fence (research/day39-cub.md, 9-10).
-// Needs: kWarp, kFinishLoads, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate
+// best, the rest of n: each block adds its whole tiles, then finishes like day 27's last block
+// with the ticket in the C++ memory model (day 27's last-block atomic_ref): thread 0 writes the
+// partial, then fetch_add with memory_order_acq_rel at device scope is the release of that partial
+// and, for the block drawing the last ticket, the acquire of every other block's; the last block's
+// other threads inherit it through __syncthreads(). The partials are read with __ldcg (L2) in a
+// fixed order, so the same grid gives the same bits every run. Launch: blockDim.x == kThreads;
+// any grid of 1 .. ceil(n / tile) blocks (more would only add empty blocks); *ticket == 0 at
+// launch and left at 0; partials holds gridDim.x floats; `in` 16-byte aligned. best runs it with
+// one tile a block at mid n and on one wave of SMs x occupancy blocks above: not a power of two,
+// so tile ownership, not equal counts, is what keeps the sum exact above 2^24.
+// (libcu++ cuda::atomic_ref; cuda-samples' threadFenceReduction: research/day39-cub.md, 9-10, 18.)
+// Needs: kWarp, kFinishLoads, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate,
+//        <cuda/atomic>
 // ptx: v4-loads shfl atom
 template <int kThreads, int kLoads>
 __global__ void __launch_bounds__(kThreads)
@@ -562,14 +586,10 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float warpSums[kThreads / kWarp];
   __shared__ bool isLastBlockDone;
   float v = blockReduceSum(tileSum<kThreads, kLoads>(in, n, blockIdx.x, gridDim.x), warpSums);
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0) { // ONE thread: it wrote the partial, it takes the ticket
     partials[blockIdx.x] = v;
-    __threadfence(); // release: this partial is visible device-wide before the ticket is taken
-    bool last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    if (last) {
-      __threadfence(); // acquire: the reads below see every partial fenced before its ticket
-    }
-    isLastBlockDone = last;
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*ticket);
+    isLastBlockDone = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
   __syncthreads();       // every thread reaches it; also separates the two uses of warpSums
   if (isLastBlockDone) { // block-uniform: every thread of this block reaches the barrier inside
@@ -589,8 +609,59 @@ __global__ void __launch_bounds__(kThreads)
     s = blockReduceSum(s, warpSums);
     if (threadIdx.x == 0) {
       *result = s;
-      *ticket = 0u; // every other block has drawn its ticket: reset for the next launch
+      cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*ticket);
+      counter.store(0u, cuda::memory_order_relaxed); // every block has drawn: reset for the next
     }
+  }
+}
+// end snippet
+
+// snippet: best-pdl
+// best + PDL, pass 1 (Hopper and newer): one tile a block -> partials[blockIdx.x]. Its FIRST
+// statement lets the dependent kernel (pass 2) be scheduled now, onto SMs this grid leaves free,
+// instead of after this grid ends. The trigger promises nothing about this grid's writes: the
+// dependent waits for those in cudaGridDependencySynchronize(). (At the END of pass 1 the trigger
+// measured 3-6 % slower than no PDL at all: the dependent then starts too late to hide anything.)
+// Below compute capability 9.0 the calls are compiled out and the host refuses the row.
+// Launch: blockDim.x == kThreads, grid = tiles of n; `in` 16-byte aligned.
+// (CUDA Programming Guide, "Programmatic Dependent Launch and Synchronization";
+// research/day39-cub.md, 18.)
+// Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate
+// ptx: v4-loads shfl
+template <int kThreads, int kLoads>
+__global__ void __launch_bounds__(kThreads)
+    bestPdlPartials(const float *__restrict__ in, size_t n, float *partials) {
+#if __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+  __shared__ float warpSums[kThreads / kWarp];
+  float v = blockReduceSum(tileSum<kThreads, kLoads>(in, n, blockIdx.x, gridDim.x), warpSums);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = v;
+  }
+}
+
+// best + PDL, pass 2: ONE block adds partials[0, count) in a fixed order. It may start while
+// pass 1 still runs, so nothing may touch the partials before cudaGridDependencySynchronize(),
+// which returns once pass 1 has completed and its writes are visible. Launch: <<<1, kThreads>>>
+// through cudaLaunchKernelEx with cudaLaunchAttributeProgrammaticStreamSerialization, on the
+// stream of pass 1 (works inside a graph capture too).
+// Needs: kWarp, blockReduceSum
+// ptx: shfl
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    bestPdlFinish(const float *partials, unsigned int count, float *result) {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+  __shared__ float warpSums[kThreads / kWarp];
+  float s = 0.0f;
+  for (unsigned int b = threadIdx.x; b < count; b += kThreads) {
+    s += __ldcg(&partials[b]);
+  }
+  s = blockReduceSum(s, warpSums);
+  if (threadIdx.x == 0) {
+    *result = s;
   }
 }
 // end snippet
@@ -652,7 +723,7 @@ static cudaError_t cubSum(void *temp, size_t &tempBytes, const float *in, float 
 // end snippet
 
 // The rows, in table order (kRows below: one line each, same order).
-enum class Row { Copy, Cub, V8, AtomicPerBlock, LastBlock, Cooperative, Best, Count };
+enum class Row { Copy, Cub, V8, AtomicPerBlock, LastBlock, Cooperative, Best, BestPdl, Count };
 constexpr int kRowCount = int(Row::Count);
 
 // What the launchers use: the device's grids (queryDevice) and the buffers, allocated once for the
@@ -663,8 +734,10 @@ struct Setup {
   int coopOccupancy = 0;                  // blocks of reduceCooperative an SM holds at once
   unsigned int coopGrid = 0;              // SMs x coopOccupancy, all co-resident (0: refused)
   bool coopInGraph = false;               // the driver captures a cooperative launch into a graph
-  int bestOccupancy = 0;                  // blocks of bestLastBlock an SM holds at once
-  size_t bestSmallMax = kDefaultSmallMax; // best runs ONE block for n <= this, else on:
+  int bestOccupancy = 0;                  // blocks of bestLastBlock<kBestThreads> an SM holds
+  int pdlPtx = 0;                         // XX of the compute_XX the PDL kernels were built for
+  size_t bestSmallMax = kDefaultSmallMax; // best runs ONE block for n <= this, else
+  size_t bestMidMax = kDefaultMidMax;     // one tile a block for n <= this, else on:
   unsigned int bestGrid = 0, bestGridLarge = 0; // one wave below kBestManyWavesFrom; from there
   float *out = nullptr, *results = nullptr;     // copy destinations; one result float a row
   size_t outFloats = 0;                         // the copy destinations' floats (poisoned whole)
@@ -686,6 +759,9 @@ static Setup queryDevice() {
                                                            kBlock, 0));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &s.bestOccupancy, bestLastBlock<kBestThreads, kBestLoads>, kBestThreads, 0));
+  cudaFuncAttributes pdl; // ptxVersion: what __CUDA_ARCH__ was when the kernel was compiled
+  CUDA_CHECK(cudaFuncGetAttributes(&pdl, bestPdlPartials<kMidThreads, kBestLoads>));
+  s.pdlPtx = pdl.ptxVersion;
   unsigned int sms = unsigned(s.prop.multiProcessorCount);
   s.cooperativeLaunch = coop != 0;
   s.coopGrid = s.cooperativeLaunch ? sms * unsigned(s.coopOccupancy) : 0;
@@ -693,7 +769,10 @@ static Setup queryDevice() {
   s.bestGridLarge = sms * unsigned(std::max(1, s.bestOccupancy) * kBestWavesLarge);
   s.partialsCount[int(Row::V8)] = s.partialsCount[int(Row::LastBlock)] = kLadderGrid;
   s.partialsCount[int(Row::Cooperative)] = std::max(1u, s.coopGrid);
-  s.partialsCount[int(Row::Best)] = std::max(s.bestGrid, s.bestGridLarge);
+  size_t midGrid = kDefaultMidMax / kMidTile;
+  s.partialsCount[int(Row::Best)] =
+      std::max<size_t>(midGrid, std::max(s.bestGrid, s.bestGridLarge));
+  s.partialsCount[int(Row::BestPdl)] = s.partialsCount[int(Row::Best)];
   return s;
 }
 
@@ -740,22 +819,70 @@ static cudaError_t launchCooperativeOrError(const Call &c) {
 static void launchCooperative(const Call &c) {
   CUDA_CHECK(launchCooperativeOrError(c));
 }
+// best: one block (its size by n), one tile a block with a last block, or whole tiles on a
+// resident wave with a last block (research/day39-cub.md, 18: the fastest shape at each n).
 static void launchBest(const Call &c) {
   if (reinterpret_cast<uintptr_t>(c.in) % 16 != 0) { // tileSum's float4 loads start at `in`
     std::fprintf(stderr, "error: best needs a 16-byte-aligned input\n");
     std::exit(1);
   }
-  if (c.n <= c.s.bestSmallMax) {
-    bestSingleBlock<kSmallThreads, kSmallLoads>
-        <<<1, kSmallThreads, 0, c.stream>>>(c.in, c.n, c.result);
+  if (c.n <= c.s.bestSmallMax && c.n <= kSmall256Max) {
+    bestSingleBlock<256, kBestLoads><<<1, 256, 0, c.stream>>>(c.in, c.n, c.result);
+  } else if (c.n <= c.s.bestSmallMax && c.n <= kSmall512Max) {
+    bestSingleBlock<512, kBestLoads><<<1, 512, 0, c.stream>>>(c.in, c.n, c.result);
+  } else if (c.n <= c.s.bestSmallMax) {
+    bestSingleBlock<1024, kBestLoads><<<1, 1024, 0, c.stream>>>(c.in, c.n, c.result);
+  } else if (c.n <= c.s.bestMidMax) {
+    unsigned int tiles = unsigned((c.n + kMidTile - 1) / kMidTile); // one tile a block
+    bestLastBlock<kMidThreads, kBestLoads>
+        <<<tiles, kMidThreads, 0, c.stream>>>(c.in, c.n, c.partials, c.ticket, c.result);
+  } else {
+    size_t tiles = (c.n + kBestTile - 1) / kBestTile; // never more blocks than tiles
+    size_t grid =
+        std::min<size_t>(tiles, c.n < kBestManyWavesFrom ? c.s.bestGrid : c.s.bestGridLarge);
+    bestLastBlock<kBestThreads, kBestLoads>
+        <<<unsigned(std::max<size_t>(1, grid)), kBestThreads, 0, c.stream>>>(c.in, c.n, c.partials,
+                                                                             c.ticket, c.result);
+  }
+}
+// snippet: best-pdl-launch
+// best + PDL: best, except that its one-tile-a-block range runs as two kernels, the second
+// launched with the programmatic-serialization attribute (CUDA 11.8+; takes effect on cc 9.0+).
+// Needs: bestPdlPartials, bestPdlFinish, kMidTile, kMidThreads, kBestLoads, CUDA_CHECK
+static void launchBestPdl(const Call &c) {
+  if (c.n <= c.s.bestSmallMax || c.n > c.s.bestMidMax) {
+    launchBest(c);
     return;
   }
-  size_t tiles = (c.n + kBestTile - 1) / kBestTile; // never more blocks than tiles
-  size_t grid =
-      std::min<size_t>(tiles, c.n < kBestManyWavesFrom ? c.s.bestGrid : c.s.bestGridLarge);
-  bestLastBlock<kBestThreads, kBestLoads>
-      <<<unsigned(std::max<size_t>(1, grid)), kBestThreads, 0, c.stream>>>(c.in, c.n, c.partials,
-                                                                           c.ticket, c.result);
+  unsigned int tiles = unsigned((c.n + kMidTile - 1) / kMidTile);
+  bestPdlPartials<kMidThreads, kBestLoads>
+      <<<tiles, kMidThreads, 0, c.stream>>>(c.in, c.n, c.partials);
+  CUDA_CHECK(cudaGetLastError());
+  cudaLaunchAttribute early = {};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(kMidThreads);
+  config.stream = c.stream;
+  config.attrs = &early;
+  config.numAttrs = 1;
+  const float *partials = c.partials;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, bestPdlFinish<kMidThreads>, partials, tiles, c.result));
+}
+// end snippet
+
+// Why best + PDL cannot run ("": it can): the GPU, or kernels compiled for an older architecture
+// (an -arch=sm_75 build runs on an H200 through its compute_75 PTX, without the PDL calls).
+static std::string pdlRefusal(const Setup &s, size_t, bool) {
+  if (s.prop.major < 9) {
+    return "programmatic dependent launch needs compute capability 9.0 or newer; this GPU is " +
+           std::to_string(s.prop.major) + "." + std::to_string(s.prop.minor);
+  } else if (s.pdlPtx < 90) {
+    return "this build's kernels are compute_" + std::to_string(s.pdlPtx) +
+           ", without the PDL calls: build with -arch=sm_90 (or newer) for this row";
+  }
+  return "";
 }
 
 // Why cooperative cannot run at n ("": it can): no cooperative launch, no block fits, no graph
@@ -792,6 +919,7 @@ static const RowDef kRows[kRowCount] = {
     {"last block", "one float", true, launchLastBlock, nullptr},
     {"cooperative", "one float", false, launchCooperative, coopRefusal},
     {"best", "one float", true, launchBest, nullptr},
+    {"best + PDL", "one float", true, launchBestPdl, pdlRefusal},
 };
 static std::string refusal(Row r, const Setup &s, size_t n, bool graph) {
   return kRows[int(r)].refusal ? kRows[int(r)].refusal(s, n, graph) : "";
@@ -992,10 +1120,14 @@ static void printTable(bool graph, const std::vector<Measured> &out, double l2By
               "spread %% |    GB/s | %% of copy | vs CUB | produces  | check   |\n|------------|--"
               "----------------|---------|---------|----------|-----------|----------|---------|--"
               "---------|--------|-----------|---------|\n");
-  int atOrAbove = 0;
-  double smallest = 1e30;
-  size_t smallestN = 0, sizes = out.size() / kRowCount;
-  std::string below, refused;
+  struct Tally { // best's and best + PDL's standing against CUB
+    int atOrAbove = 0, ran = 0;
+    double smallest = 1e30;
+    size_t smallestN = 0;
+    std::string below;
+  } tally[2];
+  size_t sizes = out.size() / kRowCount;
+  std::string refused, lastWhy[kRowCount];
   for (size_t i = 0; i < out.size(); ++i) {
     const Measured &m = out[i], &copy = out[i - i % kRowCount];
     const Measured &cub = out[i - i % kRowCount + int(Row::Cub)];
@@ -1018,28 +1150,39 @@ static void printTable(bool graph, const std::vector<Measured> &out, double l2By
                 !m.why.empty() ? "refused"
                 : m.ok         ? "exact"
                                : "FAIL");
-    if (!m.why.empty()) {
-      std::snprintf(one, sizeof one, "\nrefused: %s at n = %zu: ", kRows[int(m.row)].name, m.n);
+    if (m.why != lastWhy[int(m.row)]) { // a reason once, from the first size it applies to
+      std::snprintf(one, sizeof one, "\nrefused: %s from n = %zu: ", kRows[int(m.row)].name, m.n);
       refused += one + m.why;
+      lastWhy[int(m.row)] = m.why;
     }
-    double ratio = std::round(100.0 * cub.t.us / m.t.us) / 100.0; // best's, on its line
-    if (m.row == Row::Best && ratio < 1.0) {
-      std::snprintf(one, sizeof one, "%s%zu (%.2f)", below.empty() ? "" : ", ", m.n, ratio);
-      below += one;
-    }
-    atOrAbove += m.row == Row::Best && ratio >= 1.0;
-    if (m.row == Row::Best && ratio < smallest) {
-      smallest = ratio;
-      smallestN = m.n;
+    if ((m.row == Row::Best || m.row == Row::BestPdl) && m.why.empty()) {
+      Tally &t = tally[m.row == Row::BestPdl];
+      double ratio = std::round(100.0 * cub.t.us / m.t.us) / 100.0; // as its line prints it
+      if (ratio < 1.0) {
+        std::snprintf(one, sizeof one, "%s%zu (%.2f)", t.below.empty() ? "" : ", ", m.n, ratio);
+        t.below += one;
+      }
+      t.atOrAbove += ratio >= 1.0;
+      t.ran += 1;
+      if (ratio < t.smallest) {
+        t.smallest = ratio;
+        t.smallestN = m.n;
+      }
     }
   }
   const Measured &lastCub = out[out.size() - kRowCount + int(Row::Cub)];
   const Measured &lastBest = out[out.size() - kRowCount + int(Row::Best)];
   std::printf("%s\nsummary (%s): best >= CUB (vs CUB >= 1.00) at %d of %zu sizes; below at: %s; "
               "smallest ratio %.2f at n = %zu; at n = %zu best reads %.1f GB/s, CUB %.1f GB/s\n",
-              refused.c_str(), graph ? "graph" : "stream", atOrAbove, sizes,
-              below.empty() ? "none" : below.c_str(), smallest, smallestN, lastBest.n,
-              1000.0 * lastBest.mb / lastBest.t.us, 1000.0 * lastCub.mb / lastCub.t.us);
+              refused.c_str(), graph ? "graph" : "stream", tally[0].atOrAbove, sizes,
+              tally[0].below.empty() ? "none" : tally[0].below.c_str(), tally[0].smallest,
+              tally[0].smallestN, lastBest.n, 1000.0 * lastBest.mb / lastBest.t.us,
+              1000.0 * lastCub.mb / lastCub.t.us);
+  if (tally[1].ran > 0) {
+    std::printf("summary (%s): best + PDL >= CUB at %d of %d sizes; below at: %s\n",
+                graph ? "graph" : "stream", tally[1].atOrAbove, tally[1].ran,
+                tally[1].below.empty() ? "none" : tally[1].below.c_str());
+  }
 }
 
 static const char *kUsage =
@@ -1145,13 +1288,21 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaDeviceSynchronize()); // the legacy-stream memset, before the program's stream
 
   int sms = s.prop.multiProcessorCount, l2x = kL2Multiple * s.prop.l2CacheSize / (1024 * 1024);
-  std::printf("best: %d threads x %d float4 loads a tile (%zu floats), grid %d SMs x %d blocks = "
-              "%u below n = %zu, %d SMs x %d = %u from there (occupancy %d a SM); one block of "
-              "%d threads x %d float4 loads (%zu floats a round) for n <= %zu; loads %s\n",
-              kBestThreads, kBestLoads, kBestTile, sms, int(s.bestGrid) / sms, s.bestGrid,
-              kBestManyWavesFrom, sms, int(s.bestGridLarge) / sms, s.bestGridLarge, s.bestOccupancy,
-              kSmallThreads, kSmallLoads, kSmallTile, s.bestSmallMax,
-              kBestL1NoAllocate ? "ld.global.nc.L1::no_allocate" : "__ldg (ld.global.nc)");
+  std::printf("best: ONE block for n <= %zu (256 threads up to %zu, 512 up to %zu, else 1024; "
+              "%d float4 loads a thread a tile); one tile of %d x %d float4 (%zu floats) a block "
+              "and a last block for n <= %zu; above, %d x %d float4 (%zu floats) tiles on %d SMs "
+              "x %d = %u blocks (occupancy %d a SM), %u from n = %zu; ticket cuda::atomic_ref "
+              "acq_rel; loads %s\n",
+              s.bestSmallMax, kSmall256Max, kSmall512Max, kBestLoads, kMidThreads, kBestLoads,
+              kMidTile, s.bestMidMax, kBestThreads, kBestLoads, kBestTile, sms,
+              int(s.bestGrid) / sms, s.bestGrid, s.bestOccupancy, s.bestGridLarge,
+              kBestManyWavesFrom, kBestL1NoAllocate ? "ld.global.nc.L1::no_allocate" : "__ldg");
+  std::string pdlWhy = pdlRefusal(s, 0, false);
+  std::printf("best + PDL: %s\n",
+              pdlWhy.empty() ? "best, but for n in its one-tile-a-block range a pair of kernels, "
+                               "the second launched early by programmatic dependent launch "
+                               "(CUB's DeviceReduce does not use PDL)"
+                             : ("refused: " + pdlWhy).c_str());
   std::printf("ladder: %d threads a block; v8 and last block on %d blocks; atomic per block on "
               "n/%d blocks; ",
               kBlock, kLadderGrid, kBlock);

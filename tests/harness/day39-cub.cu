@@ -7,12 +7,15 @@
 // The matrix: harness::kSizes up to --max-n; input offsets 0..3 floats past 256-byte alignment
 // (the float4 rows peel a scalar head; best needs 16-byte-aligned input and runs at offset 0);
 // inputs all ones and seeded random 0/1 (a row passes only if it sums both exactly); best also
-// forced onto each of its paths (one block for every n; the last-block kernel on 5 blocks, so
-// blocks own several tiles and the partial tile lands mid-grid). The ticket rows run twice a case
-// (the second run needs the counter the first one reset). Guard bands: NaN around the input, the
-// copy destination, the results and every row's partials, scanned whole after each run. Then at
+// forced onto each of its paths at every n (one block; one tile a block; the wave kernel on 5
+// blocks, so blocks own several tiles and the partial tile lands mid-grid), and best + PDL onto
+// its pair (where the device and build allow it). The ticket rows run twice a case (the second
+// run needs the counter the first one reset). Guard bands: NaN around the input, the copy
+// destination, the results and every row's partials, scanned whole after each run. Then at
 // n = 1027 and 65537 every row goes through timeKernel and timeGraph (two calls a batch) and the
-// check reads what the last timed call or the last replay wrote.
+// check reads what the last timed call or the last replay wrote. Last, determinism: best's paths
+// and best + PDL sum random floats in [0, 1) (not exact) kDeterminismRuns times at each size up
+// to --max-n of 4096, 65536, 2^20 and 2^24; every run must give the same bits.
 #define REDUCTION_HARNESS
 #ifndef LESSON
 #define LESSON "../../code/day39-cub/cub_vs_ladder.cu"
@@ -20,18 +23,22 @@
 #include LESSON
 #include "harness.h"
 
+#include <set>
+
 static const char *kHarnessUsage =
     "usage: day39-cub harness [--max-n N] [--seed S] [--input ones|random|both] [--help]\n"
     "  every row of day 39 over the edge sizes up to N (default 16777216), offsets 0..3, both\n"
-    "  inputs, guard bands; then both timing paths at n = 1027 and 65537.\n"
+    "  inputs, guard bands; then both timing paths at n = 1027 and 65537; then determinism.\n"
     "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
 
 struct Variant {
   const char *name;
   Row row;
   size_t bestSmallMax;   // best's paths: one block for n <= this, else ...
-  unsigned int bestGrid; // ... the last-block kernel on this many blocks (0: as timed)
+  size_t bestMidMax;     // ... one tile a block for n <= this, else ...
+  unsigned int bestGrid; // ... the wave kernel on this many blocks (0: as timed)
 };
+constexpr int kDeterminismRuns = 8;
 
 int main(int argc, char **argv) {
   harness::Options o = harness::parse(argc, argv, kHarnessUsage);
@@ -47,14 +54,17 @@ int main(int argc, char **argv) {
   const unsigned int kForcedGrid = 5;
   std::vector<Variant> variants;
   for (int k = 0; k < kRowCount; ++k) {
-    variants.push_back({kRows[k].name, Row(k), kDefaultSmallMax, 0});
+    variants.push_back({kRows[k].name, Row(k), kDefaultSmallMax, kDefaultMidMax, 0});
   }
-  variants.push_back({"best: one block", Row::Best, kExactAnyOrder, 0});
-  variants.push_back({"best: last block, 5 blocks", Row::Best, 0, kForcedGrid});
+  variants.push_back({"best: one block", Row::Best, kExactAnyOrder, kExactAnyOrder, 0});
+  variants.push_back({"best: one tile a block", Row::Best, 0, kExactAnyOrder, 0});
+  variants.push_back({"best: wave kernel, 5 blocks", Row::Best, 0, 0, kForcedGrid});
+  variants.push_back({"best + PDL: the pair", Row::BestPdl, 0, kExactAnyOrder, 0});
   // Each variant runs on its own copy of the setup, with best's knobs set.
   auto setupFor = [&](const Variant &v) {
     Setup s = d;
     s.bestSmallMax = v.bestSmallMax;
+    s.bestMidMax = v.bestMidMax;
     s.bestGrid = v.bestGrid ? v.bestGrid : s.bestGrid;
     s.bestGridLarge = v.bestGrid ? v.bestGrid : s.bestGridLarge;
     return s;
@@ -64,7 +74,10 @@ int main(int argc, char **argv) {
   Setup &b = d;
   harness::Guarded results, partials[kRowCount];
   size_t *counts = d.partialsCount;
-  counts[int(Row::Best)] = std::max<size_t>(kForcedGrid, counts[int(Row::Best)]);
+  for (Row r : {Row::Best, Row::BestPdl}) { // forced: one tile a block up to 2^24, or 5 blocks
+    counts[int(r)] =
+        std::max(std::max<size_t>(kForcedGrid, kExactAnyOrder / kMidTile), counts[int(r)]);
+  }
   bool ok = results.make(kRowCount);
   b.results = results.at(0);
   for (int r = 0; r < kRowCount; ++r) {
@@ -124,7 +137,8 @@ int main(int argc, char **argv) {
         double want = double(in.fill(n, offset, input, o.seed));
         ++cases;
         for (const Variant &v : variants) {
-          if ((v.row == Row::Best && offset != 0) || !refusal(v.row, d, n, false).empty()) {
+          bool aligned = v.row != Row::Best && v.row != Row::BestPdl; // best: offset 0 only
+          if ((!aligned && offset != 0) || !refusal(v.row, d, n, false).empty()) {
             continue;
           }
           for (int run = 1; run <= (kRows[int(v.row)].tickets ? 2 : 1); ++run) {
@@ -193,8 +207,50 @@ int main(int argc, char **argv) {
     out.release();
   }
 
+  // Determinism: the same input, the same grid, the same bits, run after run.
+  for (size_t n : {size_t(4096), size_t(65536), size_t(1) << 20, size_t(1) << 24}) {
+    harness::Guarded in;
+    if (n > o.maxN || !in.make(n)) {
+      continue;
+    }
+    std::vector<float> host(n);
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    for (float &x : host) {
+      x = uniform(rng);
+    }
+    CUDA_CHECK(cudaMemcpy(in.at(0), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    for (const Variant &v : variants) {
+      if ((v.row != Row::Best && v.row != Row::BestPdl) || !refusal(v.row, d, n, false).empty()) {
+        continue;
+      }
+      Setup s = setupFor(v);
+      std::vector<uint32_t> bits;
+      for (int run = 0; run < kDeterminismRuns; ++run) {
+        float got = 0.0f;
+        poisonRow(v.row, s, stream);
+        launchRow(v.row, s, in.at(0), nullptr, n, stream);
+        CUDA_CHECK(cudaMemcpyAsync(&got, s.results + int(v.row), sizeof got, cudaMemcpyDeviceToHost,
+                                   stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        uint32_t b = 0;
+        std::memcpy(&b, &got, sizeof b);
+        bits.push_back(b);
+      }
+      size_t distinct = std::set<uint32_t>(bits.begin(), bits.end()).size();
+      float first = 0.0f;
+      std::memcpy(&first, &bits[0], sizeof first);
+      std::printf("determinism: %s n=%zu random floats: %d runs, %zu distinct bit pattern%s "
+                  "(first 0x%08x = %.6f)\n",
+                  v.name, n, kDeterminismRuns, distinct, distinct == 1 ? "" : "s", bits[0],
+                  double(first));
+      report.expect(distinct == 1, double(distinct), 1, "determinism: %s n=%zu", v.name, n);
+    }
+    in.release();
+  }
+
   std::printf("day39-cub: %zu size x offset x input cases, %zu variants, timing paths at 1027 and "
-              "65537; %ld checks, %ld failed\n",
+              "65537, determinism; %ld checks, %ld failed\n",
               cases, variants.size(), report.checks, report.failures);
   results.release();
   for (int r = 0; r < kRowCount; ++r) {

@@ -102,9 +102,15 @@ def comment_above(lines, k):
 
 
 def needs_of(comment_lines):
-    """The items of the `// Needs:` lines among COMMENT_LINES ([] for `nothing`), or None."""
-    out = [t.group(1) for line in comment_lines if (m := NEEDS.match(line))
-           for item in m.group(1).split(",") if (t := re.match(r"\s*(<[^>]+>|\w+)", item))]
+    """The items of the `// Needs:` lines among COMMENT_LINES ([] for `nothing`), or None. A
+    Needs line continues on the comment lines after it that are indented past `//` by 2+ spaces."""
+    text, cont = [], False
+    for line in comment_lines:
+        m = NEEDS.match(line) or (cont and re.match(r"^\s*//\s{2,}(\S.*)$", line))
+        cont = bool(m)
+        text += [m.group(1)] if m else []
+    out = [t.group(1) for chunk in text for item in chunk.split(",")
+           if (t := re.match(r"\s*(<[^>]+>|\w+)", item))]
     return [x for x in out if x != "nothing"] if out else None
 
 
