@@ -21,8 +21,9 @@
 //                     8192 floats on one resident wave (8 from 2^27), whole tiles a block (exact
 //                     above 2^24 on any grid). The ticket: cuda::atomic_ref, acq_rel (day 27).
 //   best + PDL        Hopper and newer (cc 9.0+), and NOT what CUB does: best, except where best
-//                     finishes with a last block over one tile a block (2^15 < n <= 2^22): there
-//                     a PAIR of kernels, the second launched with programmatic dependent launch,
+//                     finishes with a last block over one tile a block (2^15 < n <= 2^22; the
+//                     timed sizes 2^16..2^22): there a PAIR of kernels, the second launched with
+//                     programmatic dependent launch,
 //                     so it is scheduled while the first still runs and waits in
 //                     cudaGridDependencySynchronize() before it reads the partials. Refused, with
 //                     the reason, on older GPUs and on builds whose kernels are not for sm_90+.
@@ -40,7 +41,8 @@
 //   ./cub_vs_ladder   both modes, n = 2^10 .. 2^30 (needs 2 x 4 GiB of device memory)
 // Knobs: --mode stream|graph|both, --min-n N, --max-n N (powers of two, 2^10 .. 2^32),
 //        --best-small-max S (best runs one block for n <= S; the exercise), --help.
-// On an H200 best >= CUB at every size in both modes, in the median of three runs (README).
+// On an H200, in the median of three runs, best >= CUB at every size in stream mode and at all but
+// 2^12 and 2^20 (0.98, 0.99) in graph mode; the README has the table.
 //
 // Checked, exactly, for every row at every size and mode: the result of one untimed call, and
 // what the LAST timed call wrote (every timed batch starts from poisoned outputs, so a call that
@@ -49,7 +51,8 @@
 // NOT checked: speed. The tables and summaries report it; no threshold decides.
 // Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device whose warp is not
 // 32 lanes; 2 bad usage (before any allocation). A device without cooperative launch gets that
-// row "refused", with the reason; the other rows still run.
+// row "refused", with the reason, and so does best + PDL on a GPU below cc 9.0 (a T4) or in a
+// build not for sm_90+; the other rows still run.
 // The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
 // tests/harness/day39-cub.cu (see README).
 
@@ -573,7 +576,7 @@ __global__ void __launch_bounds__(kThreads)
 // fixed order, so the same grid gives the same bits every run. Launch: blockDim.x == kThreads;
 // any grid of 1 .. ceil(n / tile) blocks (more would only add empty blocks); *ticket == 0 at
 // launch and left at 0; partials holds gridDim.x floats; `in` 16-byte aligned. best runs it with
-// one tile a block at mid n and on one wave of SMs x occupancy blocks above: not a power of two,
+// one tile a block at mid n and above it on SMs x occupancy x waves blocks: not a power of two,
 // so tile ownership, not equal counts, is what keeps the sum exact above 2^24.
 // (libcu++ cuda::atomic_ref; cuda-samples' threadFenceReduction: research/day39-cub.md, 9-10, 18.)
 // Needs: kWarp, kFinishLoads, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate,
@@ -622,7 +625,8 @@ __global__ void __launch_bounds__(kThreads)
 // instead of after this grid ends. The trigger promises nothing about this grid's writes: the
 // dependent waits for those in cudaGridDependencySynchronize(). (At the END of pass 1 the trigger
 // measured 3-6 % slower than no PDL at all: the dependent then starts too late to hide anything.)
-// Below compute capability 9.0 the calls are compiled out and the host refuses the row.
+// In a build whose target is below compute_90 (e.g. -arch=sm_75, even when it runs on an H200)
+// the calls are compiled out, and the host refuses the row (pdlRefusal).
 // Launch: blockDim.x == kThreads, grid = tiles of n; `in` 16-byte aligned.
 // (CUDA Programming Guide, "Programmatic Dependent Launch and Synchronization";
 // research/day39-cub.md, 18.)
@@ -645,7 +649,9 @@ __global__ void __launch_bounds__(kThreads)
 // pass 1 still runs, so nothing may touch the partials before cudaGridDependencySynchronize(),
 // which returns once pass 1 has completed and its writes are visible. Launch: <<<1, kThreads>>>
 // through cudaLaunchKernelEx with cudaLaunchAttributeProgrammaticStreamSerialization, on the
-// stream of pass 1 (works inside a graph capture too).
+// stream of pass 1. Inside a graph capture it becomes a programmatic edge (cudaGraphEdgeData,
+// CUDA runtime API, checked 2026-12-01); that was run with CUDA 13.0 only: with an older toolkit
+// or driver, if the capture fails the program exits 1 and --mode stream still runs the row.
 // Needs: kWarp, blockReduceSum
 // ptx: shfl
 template <int kThreads>
@@ -848,7 +854,11 @@ static void launchBest(const Call &c) {
 // snippet: best-pdl-launch
 // best + PDL: best, except that its one-tile-a-block range runs as two kernels, the second
 // launched with the programmatic-serialization attribute (CUDA 11.8+; takes effect on cc 9.0+).
-// Needs: bestPdlPartials, bestPdlFinish, kMidTile, kMidThreads, kBestLoads, CUDA_CHECK
+// `in` must be 16-byte aligned: launchBest checks it, this launcher does not (in the mid range a
+// misaligned input is a CUDA error, exit 1, not a wrong sum); every caller here passes aligned.
+// Call it only where pdlRefusal is "": without the PDL calls compiled in, pass 2 would race.
+// Needs: bestPdlPartials, bestPdlFinish, launchBest, Call, Setup, pdlRefusal, kMidTile,
+//        kMidThreads, kBestLoads, CUDA_CHECK; build with -arch=sm_90 or newer
 static void launchBestPdl(const Call &c) {
   if (c.n <= c.s.bestSmallMax || c.n > c.s.bestMidMax) {
     launchBest(c);
