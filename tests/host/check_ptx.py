@@ -97,41 +97,12 @@ def inside(regions, line):
     return any(a < line < b for a, b in regions)
 
 
-def demangled_name(entry):
-    """The unqualified function name inside an Itanium-mangled entry name (or the name itself)."""
-    if not entry.startswith("_Z"):
-        return entry
-    s, i = entry, 2
-    if s[i:i + 1] == "L":
-        i += 1
-    nested = s[i:i + 1] == "N"
-    if nested:
-        i += 1
-    last = None
-    while i < len(s):
-        m = re.match(r"\d+", s[i:])
-        if not m:
-            break
-        length = int(m.group(0))
-        i += len(m.group(0))
-        last = s[i:i + length]
-        i += length
-        if not nested:
-            break
-        if s[i:i + 1] == "I":  # template arguments of a nested component: skip to the match
-            depth = 0
-            while i < len(s):
-                if s[i] == "I":
-                    depth += 1
-                elif s[i] == "E":
-                    depth -= 1
-                    if depth == 0:
-                        i += 1
-                        break
-                i += 1
-        if s[i:i + 1] == "E":
-            break
-    return last or entry
+def unqualified_names(entries):
+    """{entry: the unqualified function name}: binutils' c++filt demangles (names not mangled stay)."""
+    shown = subprocess.run(["c++filt"], input="\n".join(entries), capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    return {e: re.search(r"(\w+)\s*(?:<.*>)?\s*\(", d).group(1) if e.startswith("_Z") else e
+            for e, d in zip(entries, shown)}
 
 
 def ptx_functions(ptx):
@@ -242,9 +213,9 @@ def check_file(path, nvcc, arch, report):
         return 0
     funcs = ptx_functions(ptx)
     entries = {}
-    for fname, (kind, _) in funcs.items():
-        if kind == "entry":
-            entries.setdefault(demangled_name(fname), []).append(fname)
+    names = unqualified_names([f for f, (kind, _) in funcs.items() if kind == "entry"])
+    for fname, name in names.items():
+        entries.setdefault(name, []).append(fname)
     checked = 0
     for name, line, first in kernels:
         mangled = entries.get(name, [])
