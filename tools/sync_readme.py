@@ -10,8 +10,9 @@ that starts with `|` to its last; `<!-- expected-output: MODE grep=REGEX -->` ho
 output line (below the header) that REGEX matches: a README quotes a measured line, never
 retypes it. `<!-- expected-output: A+B+C median=COLUMN:ROW,ROW -->` holds, for each size and each
 table caption's first word (stream, graph), the median of COLUMN over the newest transcripts of
-modes A, B and C for those rows, the three values beside it. `<!-- snippet: NAME -->` is followed by a fenced block holding the lines strictly
-between `// snippet: NAME` and `// end snippet` in the day's one .cu file. A missing block is
+modes A, B and C for those rows, the three values beside it (several runs of one program, quoted
+without retyping a number). `<!-- snippet: NAME -->` is followed by a fenced block holding the
+lines strictly between `// snippet: NAME` and `// end snippet` in the day's one .cu file. A missing block is
 inserted. Errors (exit 1, also without --check): a marker with no transcript, or no matching line;
 an unknown snippet name; a snippet shown twice in a README, or marked twice in the source. With
 --check, a block that differs is an error too.
@@ -141,8 +142,8 @@ def sync(readme, check_only):
             what, origin = f"expected-output `{em.group(1)}`", "the newest transcript"
             if not want:
                 errors.append(f"{show(readme)}:{i + 1}: error: {what}: " + (
-                    f"no transcript {show(ev)}/{em.group(1)}-YYYY-MM-DD-GPU.txt (each mode of it)"
-                    if path is None
+                    f"no transcript {show(ev)}/MODE-YYYY-MM-DD-GPU.txt for a mode of "
+                    f"`{em.group(1)}`" if path is None
                     else f"{show(path)} has no line to copy"))
                 continue
             origin += f" ({show(path)})"
