@@ -84,6 +84,25 @@ def gpu_slug(name):
     return s or "unknown-gpu"
 
 
+def write(out_dir, mode, started, build, sources, command, code, body):
+    """Writes OUT_DIR/MODE-YYYY-MM-DD-GPU.txt: the header (see above; SOURCES are paths from the
+    repository root) and BODY. Returns its path."""
+    name, driver, cuda = gpu_facts()
+    header = [f"# date: {started:%Y-%m-%d %H:%M:%S} UTC", f"# gpu: {name}", f"# driver: {driver}",
+              f"# cuda: {cuda}", f"# build: {build}"]
+    for s in sources:
+        with open(os.path.join(ROOT, s), "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        header.append(f"# source: {os.path.relpath(os.path.join(ROOT, s), ROOT)} sha256={sha} "
+                      f"fingerprint={transcript.fingerprint(os.path.join(ROOT, s))}")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(header + [f"# command: {command}", f"# exit code: {code}", "#"]) + "\n"
+                + body)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("day_dir")
@@ -130,13 +149,9 @@ def main():
     exe_name = words[words.index("-o") + 1]
     # Builds are cached by (build line, source text): capturing nine modes of one day compiles once.
     key = hashlib.sha256(build_line.encode())
-    src_hashes = []  # recorded in the header: a check can tell a transcript from stale code
     for s in src:
         with open(os.path.join(ROOT, s), "rb") as f:
-            data = f.read()
-        key.update(data)
-        src_hashes.append((os.path.normpath(s), hashlib.sha256(data).hexdigest(),
-                           transcript.fingerprint(os.path.join(ROOT, s))))
+            key.update(f.read())
     cache = os.path.join(tempfile.gettempdir(), "capture-cache", key.hexdigest()[:16])
     exe = os.path.join(cache, os.path.basename(exe_name))
     tmp = tempfile.mkdtemp(prefix="capture-run-")
@@ -167,23 +182,8 @@ def main():
     p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     body = p.stdout.decode("utf-8", errors="replace")
 
-    name, driver, cuda = gpu_facts()
-    out_dir = a.out_dir or os.path.join(ROOT, "evidence", day_name)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{a.mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
-    header = [
-        f"# date: {started:%Y-%m-%d %H:%M:%S} UTC",
-        f"# gpu: {name}",
-        f"# driver: {driver}",
-        f"# cuda: {cuda}",
-        f"# build: {build_line}",
-    ] + [f"# source: {s} sha256={h} fingerprint={fp}" for s, h, fp in src_hashes] + [
-        f"# command: {shown}",
-        f"# exit code: {p.returncode}",
-        "#",
-    ]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(header) + "\n" + body)
+    path = write(a.out_dir or os.path.join(ROOT, "evidence", day_name), a.mode, started,
+                 build_line, src, shown, p.returncode, body)
     print(f"capture: wrote {os.path.relpath(path, ROOT)} (exit code {p.returncode})")
     return p.returncode
 

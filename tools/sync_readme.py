@@ -34,6 +34,7 @@ FENCE = re.compile(r"^\s*(```+|~~~+)")
 
 
 def show(path):
+    """PATH relative to the current directory, unless that climbs out of it (for clickable output)."""
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel
 

@@ -8,42 +8,50 @@ leaves a transcript current; changing any token of code (a name, a number, an op
 the program prints) makes it stale. A transcript header names each source it was built from as
 `# source: PATH sha256=HEX fingerprint=HEX`; the checks compare the fingerprint.
 """
+import glob
 import hashlib
+import os
+import re
+import shlex
 
 
-def strip_comments_and_space(text):
-    out, i, n = [], 0, len(text)
+def segments(text):
+    """C++ TEXT as (kind, text) pieces, kind `comment`, `literal` (a string or character literal;
+    not the ' of a 1'000 digit separator; it ends at its line's end) or `code`."""
+    i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        if c in "\"'":  # a literal: copy it whole, escapes included
+        if text.startswith("//", i) or text.startswith("/*", i):
+            j = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2) + 2
+            kind, j = "comment", n if j < 2 else j
+        elif text[i] == '"' or (text[i] == "'" and not (i and text[i - 1].isalnum())):
             j = i + 1
-            while j < n and text[j] != c:
+            while j < n and text[j] not in (text[i], "\n"):
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-        elif c.isspace():
-            i += 1
+            kind, j = "literal", min(j + 1, n)
         else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+            kind, j = "code", i + 1
+            while j < n and text[j] not in "/\"'":
+                j += 1
+        yield kind, text[i:j]
+        i = j
+
+
+def strip_comments(text, blank_strings=True):
+    """TEXT with comments (and, if BLANK_STRINGS, the insides of literals) blanked: every offset
+    and line number stays where it was."""
+    return "".join(re.sub(r"[^\n]", " ", t) if k == "comment" else
+                   t[0] + " " * (len(t) - 2) + t[-1] if k == "literal" and blank_strings and
+                   len(t) > 1 else t for k, t in segments(text))
 
 
 def fingerprint(path):
     with open(path, encoding="utf-8") as f:
-        return hashlib.sha256(strip_comments_and_space(f.read()).encode()).hexdigest()
+        kept = "".join(t if k == "literal" else re.sub(r"\s+", "", t) if k == "code" else ""
+                       for k, t in segments(f.read()))
+    return hashlib.sha256(kept.encode()).hexdigest()
 
 
 # --- reading a transcript: the one reader that capture, README sync, plots and checks share -------
-import glob  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
 
 HEADER = [  # key, pattern, in the order capture.py writes them (`# source:` lines come after build)
     ("date", re.compile(r"^# date: (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) UTC$")),
@@ -152,3 +160,13 @@ def newest(ev_dir, mode):
             key = (m.group(1), h.group(1) if h else "", os.path.basename(path))
             best = max(best, (key, path)) if best else (key, path)
     return best[1] if best else None
+
+
+def runs(day_dir):
+    """{MODE: [its words after MODE]} of DAY_DIR/runs.txt, the day's one run list (CMake reads it
+    too: cmake/Days.cmake); {} where there is none."""
+    path = os.path.join(day_dir, "runs.txt")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return {w[0]: w[1:] for line in f if (w := shlex.split(line, comments=True))}

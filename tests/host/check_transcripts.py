@@ -104,10 +104,9 @@ def check_source(path, t, line, m, report):
     if os.path.abspath(transcript.newest(os.path.dirname(path), t.mode) or "") != \
             os.path.abspath(path):
         return  # an older transcript records an older version, as it should
-    day = os.path.basename(os.path.dirname(path))
-    runs = os.path.join(hostcheck.REPO_ROOT, "code", day, "runs.txt")
-    if os.path.exists(runs) and t.mode not in {
-            l.split()[0] for l in hostcheck.read_lines(runs) if l.split() and l[0] != "#"}:
+    listed = transcript.runs(os.path.join(hostcheck.REPO_ROOT, "code",
+                                          os.path.basename(os.path.dirname(path))))
+    if listed and t.mode not in listed:
         return  # a mode the day no longer runs: a record of what it printed then
     src = os.path.join(hostcheck.REPO_ROOT, m.group("path"))
     if not os.path.exists(src):

@@ -19,16 +19,16 @@ Each tests/mutation/<day>.mutants holds blocks:
 
 A line `default-args: ARGS` before the first block replaces the arguments of the day's `default`
 run for the mutation run only (a shorter run that still reaches what the mutants break; the
-transcript says so). Each mutant is applied to a copy of the day's lesson file; the lesson (the README's build line,
-source swapped) and the day's test program (tests/harness/<day>.cu with -DLESSON pointing at the
-copy) are built; then the lesson's `default` run and the harness's `self-test` run (their lines in
-code/<day>/runs.txt) run. KILLED: either exits non-zero (or exceeds the time limit). The unmutated
+transcript says so). Each mutant is applied to a copy of the day's lesson file; the lesson (the
+README's build line, source swapped) and the day's test program (tests/harness/<day>.cu with
+-DLESSON pointing at the copy) are built; then the lesson's `default` run and the harness's
+`self-test` run (their lines in code/<day>/runs.txt, tools/transcript.py's `runs`) run. KILLED: either exits non-zero (or exceeds the time limit). The unmutated
 day is run first the same way and must pass both, or its mutants mean nothing. A mutant that does
 not apply or does not compile is an error in the list.
 
 Prints one table row per mutant, a summary, and `RESULT: PASS|FAIL (...)`. With --transcript DIR
-it also writes DIR/mutation-YYYY-MM-DD-GPU.txt with tools/capture.py's header (the `# source:`
-lines name this script and the .mutants files). Exit 0 when every mutant behaved as its `expect`
+it also writes DIR/mutation-YYYY-MM-DD-GPU.txt with tools/capture.py's header (`capture.write`;
+the `# source:` lines name this script and the .mutants files). Exit 0 when every mutant behaved as its `expect`
 line says and every baseline passed; 1 otherwise; 2 on bad usage.
 """
 import argparse
@@ -45,50 +45,37 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-import capture  # noqa: E402  (the README build line, read one way)
+import capture  # noqa: E402  (the README build line, read one way; the transcript header)
+import transcript  # noqa: E402  (the run list, read one way)
 
 TIME_LIMIT = 300  # seconds a run may take before it counts as killed (a hang)
 
 
 def parse_mutants(path):
-    text = open(path, encoding="utf-8").read()
+    """(default-args words or None, [mutant dicts]) of one .mutants file."""
+    head, *blocks = re.split(r"^=== ", open(path, encoding="utf-8").read(), flags=re.M)
+    default = re.search(r"^default-args:(.*)$", head, flags=re.M)
     out = []
-    for block in re.split(r"^=== ", text, flags=re.M)[1:]:
+    for block in blocks:
         name, _, body = block.partition("\n")
         m = re.match(r"(?s)(.*?)^--- find\n(.*?)^\+\+\+ replace\n(.*)", body, flags=re.M)
-        if not m:
-            sys.exit(f"{path}: mutant {name.strip()}: want '--- find' then '+++ replace'")
-        meta, find, replace = m.groups()
-        expect = re.search(r"^expect:\s*(killed|survives)(.*)$", meta, flags=re.M)
-        why = re.search(r"^why:\s*(.*)$", meta, flags=re.M)
+        expect = m and re.search(r"^expect:\s*(killed|survives)(.*)$", m.group(1), flags=re.M)
         if not expect:
-            sys.exit(f"{path}: mutant {name.strip()}: no 'expect: killed|survives' line")
+            sys.exit(f"{path}: mutant {name.strip()}: want an `expect: killed|survives` line, then "
+                     "`--- find`, then `+++ replace`")
         out.append({"name": name.strip(), "expect": expect.group(1),
-                    "reason": expect.group(2).strip(" —-:"), "why": why.group(1) if why else "",
-                    "find": find, "replace": replace.rstrip("\n") + "\n" if replace.strip() else ""})
-    return out
+                    "reason": expect.group(2).strip(" —-:"), "find": m.group(2),
+                    "replace": m.group(3).rstrip("\n") + "\n" if m.group(3).strip() else ""})
+    return shlex.split(default.group(1)) if default else None, out
 
 
-def default_override(path):
-    m = re.search(r"^default-args:(.*)$", open(path, encoding="utf-8").read().split("\n=== ")[0],
-                  flags=re.M)
-    return shlex.split(m.group(1)) if m else None
-
-
-def run_args(day_dir, mode):
-    for line in open(os.path.join(day_dir, "runs.txt"), encoding="utf-8"):
-        words = shlex.split(line.split("#", 1)[0])
-        if words and words[0] == mode:
-            return words[words.index("--") + 1:] if "--" in words else []
-    sys.exit(f"{day_dir}/runs.txt: no `{mode}` line")
-
-
-def build(words, log):
-    p = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        with open(log, "w") as f:
-            f.write(shlex.join(words) + "\n" + p.stdout + p.stderr)
-    return p.returncode == 0
+def build(commands):
+    """Runs each build command; '' when all succeed, else the failed one's error lines."""
+    for words in commands:
+        p = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
+        if p.returncode:
+            return " | ".join(l for l in (p.stdout + p.stderr).splitlines() if "error" in l)[:300]
+    return ""
 
 
 def run(exe, args):
@@ -128,60 +115,52 @@ def main():
         print(line, flush=True)
         out.append(line)
 
-    work = tempfile.mkdtemp(prefix="mutation-")
-    jobs = []  # (day, mutant or None for the baseline, lesson exe, harness exe, build commands)
-    errors = []
+    work, jobs, errors, overrides = tempfile.mkdtemp(prefix="mutation-"), [], [], []
     for f in files:
         day = os.path.basename(f)[:-len(".mutants")]
-        day_dir = os.path.join(root, "code", day)
+        day_dir, (override, mutants) = os.path.join(root, "code", day), parse_mutants(f)
+        runs = {mode: w[w.index("--") + 1:] if "--" in w else []
+                for mode, w in transcript.runs(day_dir).items()}
+        if not {"default", "self-test"} <= runs.keys():
+            sys.exit(f"{day_dir}/runs.txt: want a `default` and a `self-test` line")
+        if override is not None:
+            overrides.append(f"{os.path.basename(f)}: the default run takes `{shlex.join(override)}`"
+                             " here")
         line = re.sub(r"-arch=sm_\d+", f"-arch={a.arch}", capture.readme_build_line(day_dir))
         words = shlex.split(line)
         lesson_src = next(w for w in words if w.endswith(".cu"))
         original = open(os.path.join(root, lesson_src), encoding="utf-8").read()
-        for m in [None] + parse_mutants(f):
+        for m in [None] + mutants:  # None: the baseline, the day as it is
             name = m["name"] if m else "baseline"
+            if m and (count := original.count(m["find"])) != 1:
+                errors.append(f"{day}/{name}: the find text matches {count} times (want 1)")
+                continue
             d = os.path.join(work, day, name)
             os.makedirs(d)
             src = os.path.join(d, os.path.basename(lesson_src))
-            text = original
-            if m:
-                count = original.count(m["find"])
-                if count != 1:
-                    errors.append(f"{day}/{name}: the find text matches {count} times (want 1)")
-                    continue
-                text = original.replace(m["find"], m["replace"])
-            open(src, "w", encoding="utf-8").write(text)
-            lesson_cmd = [src if w == lesson_src else w for w in words]
-            lesson_cmd[lesson_cmd.index("-o") + 1] = os.path.join(d, "lesson")
-            harness_cmd = [w for w in lesson_cmd if w != src] + [
-                f"-DLESSON=\"{src}\"", f"tests/harness/{day}.cu"]
-            harness_cmd[harness_cmd.index("-o") + 1] = os.path.join(d, "harness")
-            override = default_override(f)
-            jobs.append({"day": day, "m": m, "name": name, "dir": d, "builds":
-                         [lesson_cmd, harness_cmd],
-                         "default": override if override is not None else run_args(day_dir,
-                                                                                   "default"),
-                         "self-test": run_args(day_dir, "self-test")})
+            open(src, "w", encoding="utf-8").write(
+                original.replace(m["find"], m["replace"]) if m else original)
+            lesson = [src if w == lesson_src else w for w in words]
+            lesson[lesson.index("-o") + 1] = os.path.join(d, "lesson")
+            harness = [w for w in lesson if w != src] + [f"-DLESSON=\"{src}\"",
+                                                         f"tests/harness/{day}.cu"]
+            harness[harness.index("-o") + 1] = os.path.join(d, "harness")
+            jobs.append({"day": day, "m": m, "name": name, "dir": d, "builds": [lesson, harness],
+                         "default": runs["default"] if override is None else override,
+                         "self-test": runs["self-test"]})
     if a.apply_only:
         for e in errors:
             print(f"error: {e}")
-        n = sum(1 for j in jobs if j["m"])
-        print(f"{'ok' if not errors else 'FAILED'}: mutants: {n} apply exactly once; "
-              f"{len(errors)} do not")
+        print(f"{'FAILED' if errors else 'ok'}: mutants: {sum(1 for j in jobs if j['m'])} apply "
+              f"exactly once; {len(errors)} do not")
         return 1 if errors else 0
     t0 = time.time()
     with cf.ThreadPoolExecutor(a.jobs) as pool:
-        built = list(pool.map(lambda j: all(build(c, os.path.join(j["dir"], f"build{i}.log"))
-                                            for i, c in enumerate(j["builds"])), jobs))
+        failed = list(pool.map(lambda j: build(j["builds"]), jobs))
     say(f"mutation: {len(jobs)} program pairs built in {time.time() - t0:.0f} s "
         f"({a.arch}, {a.jobs} at a time)")
-    for j, ok in zip(jobs, built):
-        if not ok:
-            log = open(os.path.join(j["dir"], "build0.log" if os.path.exists(
-                os.path.join(j["dir"], "build0.log")) else "build1.log")).read()
-            errors.append(f"{j['day']}/{j['name']}: does not compile: "
-                          + " | ".join(l for l in log.splitlines() if "error" in l)[:300])
-    ready = [j for j, ok in zip(jobs, built) if ok]
+    errors += [f"{j['day']}/{j['name']}: does not compile: {e}" for j, e in zip(jobs, failed) if e]
+    ready = [j for j, e in zip(jobs, failed) if not e]
 
     def both(j):
         return (run(os.path.join(j["dir"], "lesson"), j["default"]),
@@ -189,13 +168,15 @@ def main():
 
     with cf.ThreadPoolExecutor(a.runs) as pool:
         results = list(pool.map(both, ready))
-    for f in files:
-        o = default_override(f)
-        if o is not None:
-            say(f"{os.path.basename(f)}: the default run takes `{shlex.join(o)}` here")
+    for line in overrides:
+        say(line)
     say("\n| day | mutant | expect | default run | self-test | verdict | as expected |")
     say("|---|---|---|---|---|---|---|")
     bad, counts = 0, {"killed": 0, "survived": 0}
+
+    def cell(r):
+        return f"exit {r[0]} ({r[2]:.0f} s)" + (f": {r[1][:90]}" if r[0] != 0 else "")
+
     for j, (d, s) in zip(ready, results):
         killed = d[0] != 0 or s[0] != 0
         if j["m"] is None:
@@ -208,7 +189,6 @@ def main():
             expect = j["m"]["expect"]
             ok = (expect == "killed") == killed
         bad += not ok
-        cell = lambda r: f"exit {r[0]} ({r[2]:.0f} s)" + (f": {r[1][:90]}" if r[0] != 0 else "")
         say(f"| {j['day']} | {j['name']} | {expect} | {cell(d)} | {cell(s)} | {verdict} | "
             f"{'yes' if ok else 'NO'} |")
     survivors = [j for j in ready if j["m"] and j["m"]["expect"] == "survives"]
@@ -230,23 +210,11 @@ def main():
 
 
 def write_transcript(a, files, out, rc, started):
-    import hashlib
-    import transcript
-    name, driver, cuda = capture.gpu_facts()
-    srcs = [os.path.abspath(__file__)] + files
-    head = [f"# date: {started:%Y-%m-%d %H:%M:%S} UTC", f"# gpu: {name}", f"# driver: {driver}",
-            f"# cuda: {cuda}", f"# build: nvcc -std=c++17 -O3 -arch={a.arch} (each day's README "
-            "line with the mutated copy as its source; the harness with -DLESSON)"]
-    for p in srcs:
-        data = open(p, "rb").read()
-        head.append(f"# source: {os.path.relpath(p, ROOT)} sha256={hashlib.sha256(data).hexdigest()}"
-                    f" fingerprint={transcript.fingerprint(p)}")
-    head += [f"# command: tests/mutation/run.py --arch {a.arch} --jobs {a.jobs} --runs {a.runs}",
-             f"# exit code: {rc}", "#"]
-    os.makedirs(a.transcript, exist_ok=True)
-    path = os.path.join(a.transcript, f"mutation-{started:%Y-%m-%d}-{capture.gpu_slug(name)}.txt")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(head + out) + "\n")
+    build = (f"nvcc -std=c++17 -O3 -arch={a.arch} (each day's README line with the mutated copy as "
+             "its source; the harness with -DLESSON)")
+    command = f"tests/mutation/run.py --arch {a.arch} --jobs {a.jobs} --runs {a.runs}"
+    path = capture.write(a.transcript, "mutation", started, build, [os.path.abspath(__file__)] +
+                         files, command, rc, "\n".join(out) + "\n")
     print(f"mutation: wrote {path}")
 
 

@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""A day's source keeps the module's rules: read as text and compiled by nvcc (no GPU needed).
+
+Usage: check_sources.py [--nvcc NVCC] [--rules R,R] [--run] ROOT|DAY_DIR|FILE.cu ...
+       ROOT: every code/day*/; DAY_DIR: its .cu (and its README for `kernels`); FILE.cu: that file.
+
+self-contained  Only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
+                <stdio.h> are faults), its own `#define CUDA_CHECK(` and a definition of
+                `timeKernel` (CUDA-CODE-STYLE.md sections 1, 3, 5).
+ptx             A kernel claims what its machine code holds with a line in the comment block
+                directly above it (above its `template <...>` line, if any), e.g. `// ptx: v4-loads
+                shfl`. Tokens: v4-loads (ld.global...v4 of 32-bit words), shfl (shfl.sync), atom
+                (atom.* or red.*). The file is compiled once, `nvcc -std=c++17 -O3 -arch=sm_90
+                -ptx`; each claim must hold in every `.entry` of that kernel (each template
+                instance, with the `.func` bodies it calls). `volatile` appears only between
+                `// race exhibit: WHY` and `// end race exhibit` (paired, none nested, and the file
+                mentions --race-demo), and a kernel whose PTX has ld/st.volatile.shared must be
+                inside one (CUDA-CODE-STYLE.md section 8).
+kernels         Every README kernel block compiles alone with what its comment's `// Needs: a, b,
+                <header>` line names (continued on `//` lines indented 2+ more). The unit: cuda_
+                runtime.h, cstdio, cstdlib, each <header>; the day's top-level definition of each
+                name and what those need in turn (a helper's own Needs line, else the names its
+                text uses), never what the kernel uses but omits; the block verbatim; a main that
+                launches each kernel once on n = 4096 (<<<4, 256, 16 KiB>>>, or a cooperative
+                launch when it calls this_grid()/grid.sync()), or compiles only when its arguments
+                are not derived. `nvcc -std=c++17 -O3 -arch=sm_75`; with --run (a GPU) it runs too.
+                tools/notebook.py puts the same units in the notebook.
+
+Exit 0, 1 (faults, one `FILE:LINE: error:` line each), or 77 when nvcc is missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import hostcheck
+
+RULES = ("self-contained", "ptx", "kernels")
+KERNEL = re.compile(r"\b__global__\s+(?:(?:static|inline|__launch_bounds__\s*\([^)]*\)|"
+                    r"__noinline__)\s+)*void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+
+
+def kernels_in(code):
+    """[(match, line, first line of its declaration: its template line)] of CODE's kernels."""
+    lines, out = code.splitlines(), []
+    for m in KERNEL.finditer(code):
+        line = first = hostcheck.line_of(code, m.start())
+        while first > 1 and lines[first - 2].strip().startswith("template"):
+            first -= 1
+        out.append((m, line, first))
+    return out
+
+
+def comment_above(lines, first):
+    """(index, text) of the // lines directly above 1-based line FIRST, top to bottom."""
+    j = first - 1
+    while j > 0 and lines[j - 1].lstrip().startswith("//"):
+        j -= 1
+    return list(enumerate(lines[j:first - 1], j))
+
+
+def nvcc(opts, args, path, report):
+    """Runs nvcc on PATH; its failure is a fault at PATH:1. True when it succeeded."""
+    p = subprocess.run([opts.nvcc, "-std=c++17", "-O3"] + args + [path], capture_output=True,
+                       text=True)
+    if p.returncode:
+        report.error(path, 1, f"`nvcc {' '.join(args)}` failed:\n" + (p.stdout + p.stderr).strip())
+    return p.returncode == 0
+
+
+# --- self-contained ----------------------------------------------------------------------------
+STD_HEADERS = set("""
+algorithm any array atomic bitset cassert cctype cerrno cfenv cfloat charconv chrono cinttypes
+climits clocale cmath codecvt complex condition_variable csetjmp csignal cstdarg cstddef cstdint
+cstdio cstdlib cstring ctime cuchar cwchar cwctype deque exception execution filesystem
+forward_list fstream functional future initializer_list iomanip ios iosfwd iostream istream
+iterator limits list locale map memory memory_resource mutex new numeric optional ostream queue
+random ratio regex scoped_allocator set shared_mutex sstream stack stdexcept streambuf string
+string_view system_error thread tuple type_traits typeindex typeinfo unordered_map unordered_set
+utility valarray variant vector
+""".split())
+CUDA_HEADERS = set("""
+cuda_runtime.h cuda_runtime_api.h cuda.h cuda_fp16.h cuda_bf16.h cuda_fp8.h cuda_pipeline.h
+cuda_awbarrier.h cuda_occupancy.h cuda_profiler_api.h device_launch_parameters.h
+cooperative_groups.h vector_types.h vector_functions.h driver_types.h curand_kernel.h
+""".split())
+CUDA_DIRS = ("cuda/", "cub/", "thrust/", "nv/", "cooperative_groups/", "nvtx3/")  # CCCL and co.
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]*)[>"]', re.M)
+DEFINES_TIME_KERNEL = re.compile(r"^(?!return\b)[\w:<>]+[\s*&]+timeKernel\s*\([^;{]*\)\s*\{"
+                                 r"|\btimeKernel\s*=\s*\[", re.M)  # a function, or a lambda
+
+
+def self_contained(path, text, code, report):
+    for m in INCLUDE.finditer(hostcheck.strip_comments(text, blank_strings=False)):
+        line, name = hostcheck.line_of(code, m.start()), m.group(2).strip()
+        if m.group(1) == '"':
+            report.error(path, line, f'#include "{name}": a day file includes no project header; '
+                         "copy what it needs into the file (CUDA-CODE-STYLE.md section 1)")
+        elif name.endswith(".h") and "c" + name[:-2] in STD_HEADERS:
+            report.error(path, line, f"#include <{name}>: use the C++ header <c{name[:-2]}>")
+        elif not (name in STD_HEADERS or name in CUDA_HEADERS or name.startswith(CUDA_DIRS)):
+            report.error(path, line, f"#include <{name}>: not a C++17 standard header nor a "
+                         "CUDA-toolkit header (tests/host/check_sources.py lists those)")
+    if not re.search(r"^[ \t]*#[ \t]*define[ \t]+CUDA_CHECK\(", code, re.M):
+        report.error(path, 1, "no `#define CUDA_CHECK(call)`: each day defines its own "
+                     "(CUDA-CODE-STYLE.md section 3)")
+    if not DEFINES_TIME_KERNEL.search(code):
+        use = re.search(r"\btimeKernel\b", code)
+        what = "names timeKernel but never defines it" if use else "defines no timeKernel"
+        report.error(path, hostcheck.line_of(code, use.start()) if use else 1, f"{what}: each day "
+                     "defines its own timeKernel function (CUDA-CODE-STYLE.md section 5)")
+
+
+# --- ptx -----------------------------------------------------------------------------------------
+TOKENS = {"v4-loads": re.compile(r"\bld\.global(?:\.[\w:]+)*\.v4\.(?:f32|b32|u32|s32)\b"),
+          "shfl": re.compile(r"\bshfl\.sync\b"), "atom": re.compile(r"\b(?:atom|red)\.[\w.]+")}
+VOLATILE_SHARED = re.compile(r"\b(?:ld|st)\.volatile\.shared\b")
+CLAIM = re.compile(r"^\s*//\s*ptx:(.*)$")
+
+
+def exhibits(path, lines, report):
+    """[(open line, close line)] of the race-exhibit regions; faults for unpaired markers."""
+    regions, at = [], None
+    for i, line in enumerate(lines, 1):
+        if re.match(r"^\s*//\s*race exhibit:", line):
+            if at:
+                report.error(path, i, f"`// race exhibit:` while the exhibit opened at line {at} "
+                             "is still open (close it with `// end race exhibit`)")
+            at = at or i
+        elif re.match(r"^\s*//\s*end race exhibit\b", line):
+            if not at:
+                report.error(path, i, "`// end race exhibit` with no open `// race exhibit:`")
+            regions += [(at, i)] if at else []
+            at = None
+    if at:
+        report.error(path, at, "`// race exhibit:` is never closed by `// end race exhibit`")
+        regions.append((at, len(lines)))
+    return regions
+
+
+def ptx_bodies(ptx):
+    """{.entry name: its body and the bodies of the .func it calls}, names demangled (binutils'
+    c++filt) to the unqualified function name, each with the list of its mangled entries."""
+    funcs = {}
+    for m in re.finditer(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(entry|func)\s+(?:\([^)]*\)\s*)?"
+                         r"([\w$]+)[^;{]*\{", ptx, re.M):
+        depth, j = 0, m.end() - 1
+        while True:
+            depth += (ptx[j] == "{") - (ptx[j] == "}")
+            if depth == 0:
+                break
+            j += 1
+        funcs[m.group(2)] = (m.group(1), ptx[m.end():j])
+    entries = [f for f, (kind, _) in funcs.items() if kind == "entry"]
+    shown = subprocess.run(["c++filt"], input="\n".join(entries), capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    out = {}
+    for entry, d in zip(entries, shown):
+        seen, todo, body = set(), [entry], ""
+        while todo:
+            f = todo.pop()
+            if f in funcs and f not in seen:
+                seen.add(f)
+                body += funcs[f][1]
+                todo += re.findall(r"\bcall(?:\.uni)?\s*(?:\([^)]*\)\s*,\s*)?([\w$]+)", funcs[f][1])
+        name = re.search(r"(\w+)\s*(?:<.*>)?\s*\(", d).group(1) if entry.startswith("_Z") else entry
+        out.setdefault(name, []).append((entry, body))
+    return out
+
+
+def ptx(path, text, code, opts, report):
+    lines = text.splitlines()
+    regions = exhibits(path, lines, report)
+    inside = lambda line: any(a < line < b for a, b in regions)  # noqa: E731
+    for m in re.finditer(r"\bvolatile\b", code):
+        if not inside(line := hostcheck.line_of(code, m.start())):
+            report.error(path, line, "`volatile` outside a race exhibit: no volatile "
+                         "warp-synchronous code (use __shfl_down_sync or __syncwarp); the only "
+                         "volatile tails sit between `// race exhibit:` and `// end race exhibit` "
+                         "(CUDA-CODE-STYLE.md section 8)")
+    if regions and "--race-demo" not in text:
+        report.error(path, regions[0][0], "a race exhibit, but the file never mentions "
+                     "--race-demo (the flag that alone may reach it)")
+    kernels, claimed, known = kernels_in(code), set(), ", ".join(TOKENS)
+    claims = {}  # kernel -> (first claim line, [tokens])
+    for m, line, first in kernels:
+        for i, c in comment_above(lines, first):
+            if cm := CLAIM.match(c):
+                claimed.add(i + 1)
+                if not cm.group(1).split():
+                    report.error(path, i + 1, f"`// ptx:` with no token (known: {known})")
+                for t in cm.group(1).split():
+                    if t not in TOKENS:
+                        report.error(path, i + 1, f"unknown ptx claim `{t}` (known: {known})")
+                at, have = claims.get(m.group(1), (i + 1, []))
+                claims[m.group(1)] = (at, have + [t for t in cm.group(1).split() if t in TOKENS])
+    for i, c in enumerate(lines, 1):
+        if CLAIM.match(c) and i not in claimed:
+            below = next((b for b in lines[i:] if not b.lstrip().startswith("//")), "")
+            report.error(path, i, "`// ptx:` claim not in the comment block directly above a "
+                         "__global__ kernel" + (
+                             ": it sits above a __device__ function, which has no .entry of its "
+                             "own; put the claim on each __global__ kernel that calls it (inlined "
+                             "code shows in the caller's PTX)" if "__device__" in below else ""))
+    if not kernels:
+        return 0
+    with tempfile.TemporaryDirectory(prefix="check-ptx-") as tmp:
+        if not nvcc(opts, ["-arch=sm_90", "-ptx", "-o", f"{tmp}/out.ptx"], path, report):
+            return 0
+        bodies = ptx_bodies(open(f"{tmp}/out.ptx", encoding="utf-8").read())
+    checked = 0
+    for m, line, _ in kernels:
+        name, entries = m.group(1), bodies.get(m.group(1), [])
+        if name in claims and not entries:
+            report.error(path, line, f"kernel {name} claims `ptx: {' '.join(claims[name][1])}` "
+                         "but the PTX (sm_90) has no .entry for it (never instantiated?)")
+        for entry, body in entries:
+            for t in claims.get(name, (0, []))[1]:
+                checked += 1
+                if not TOKENS[t].search(body):
+                    report.error(path, claims[name][0], f"kernel {name} claims `{t}` but its PTX "
+                                 f"(sm_90, .entry {entry}) has no match for /{TOKENS[t].pattern}/")
+            if not inside(line) and (hit := VOLATILE_SHARED.search(body)):
+                report.error(path, line, f"kernel {name} is outside a race exhibit but its PTX "
+                             f"(sm_90, .entry {entry}) has `{hit.group(0)}`: a volatile shared-"
+                             "memory tail; move the kernel inside the exhibit markers or use "
+                             "__shfl_down_sync/__syncwarp")
+    return checked
+
+
+# --- kernels: the unit a README kernel block compiles in alone ------------------------------------
+SNIPPET = re.compile(r"^\s*<!--\s*snippet:\s*(\S+)\s*-->\s*$")
+NEEDS = re.compile(r"^\s*//\s*Needs:(.*)$")
+TEMPLATE = re.compile(r"template\s*<([^<>]*(?:<[^<>]*>[^<>]*)*)>\s*$")
+DECORATION = re.compile(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)"
+                        r"|alignas\s*\([^)]*\)")
+IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+N = 4096
+
+
+def top_level_items(text):
+    """[(start, end, names)] of the top-level items of TEXT: declarations, definitions, # lines."""
+    code = hostcheck.strip_comments(text)
+    items, i, start, depth = [], 0, None, 0
+    while i < len(code):
+        c = code[i]
+        if start is None and c == "#":  # a preprocessor line, with its \ continuations
+            j = re.compile(r"(?<!\\)\n|$").search(code, i).start()
+            items.append((i, j, item_names(code[i:j])))
+            i = j
+            continue
+        if start is None and not c.isspace():
+            start = i
+        depth += (c == "{") - (c == "}")
+        end = c == ";" and depth == 0 and start is not None
+        if c == "}" and depth == 0:  # a body ends: a function's, or `struct X {...};`
+            head = code[start:i].split("{", 1)[0]
+            semi = re.match(r"\s*;", code[i + 1:])
+            end = bool(semi) or not ("=" in head or re.match(
+                r"\s*(template\s*<.*?>\s*)?(typedef|struct|class|union|enum)\b", head, re.S))
+            i += semi.end() if semi else 0
+        if end:
+            items.append((start, i + 1, item_names(code[start:i + 1])))
+            start = None
+        i += 1
+    return items
+
+
+def item_names(code):
+    """The names (a tuple) that one top-level item defines."""
+    if code.startswith("#"):
+        return tuple(re.findall(r"^#\s*define\s+(\w+)", code))
+    code = DECORATION.sub(" ", re.sub(r"^\s*template\s*<[^{;]*?>\s*(?=[A-Za-z_])", "", code))
+    m = (re.match(r"\s*(?:namespace|using)\s+(\w+)\s*=", code)
+         or re.match(r"\s*(?:struct|class|union|enum(?:\s+class)?)\s+(\w+)", code)
+         or re.match(r"\s*typedef\b[^;]*?(\w+)\s*;", code))
+    if m or re.match(r"\s*(static_assert|namespace|using|extern\s+\")", code):
+        return (m.group(1),) if m else ()
+    head = re.split(r"[={;]", code, 1)[0]
+    if "(" in head:  # a function (or function template): the name before its first (
+        return tuple(re.findall(r"(\w+)\s*$", head.split("(", 1)[0]))
+    return tuple(m.group(1) for part in split_top(code.rstrip(";")) if (m := re.search(
+        r"(\w+)\s*(?:\[[^\]]*\]\s*)*$", part.split("=")[0].split("{")[0])))
+
+
+def split_top(s, sep=","):
+    """S split at SEP outside (), <>, [], {}."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        depth += (ch in "(<[{") - (ch in ")>]}")
+        if ch == sep and depth == 0:
+            parts, cur = parts + [cur], ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def needs_of(comment_lines):
+    """The items of the `// Needs:` lines among COMMENT_LINES ([] for `nothing`), or None."""
+    text, cont = [], False
+    for line in comment_lines:
+        m = NEEDS.match(line) or (cont and re.match(r"^\s*//\s{2,}(\S.*)$", line))
+        cont = bool(m)
+        text += [m.group(1)] if m else []
+    out = [t.group(1) for chunk in text for item in chunk.split(",")
+           if (t := re.match(r"\s*(<[^>]+>|\w+)", item))]
+    return [x for x in out if x != "nothing"] if out else None
+
+
+MAIN = r"""
+static void kcCheck(cudaError_t e) {
+  if (e != cudaSuccess) { std::printf("CUDA error: %s\n", cudaGetErrorString(e)); std::exit(1); }
+}
+template <class T> static T *kcBuffer(size_t count, T fill = T()) {
+  T *p = nullptr, *h = static_cast<T *>(std::calloc(count, sizeof(T)));
+  for (size_t i = 0; i < count; ++i) { h[i] = fill; }
+  kcCheck(cudaMalloc(&p, count * sizeof(T)));
+  kcCheck(cudaMemcpy(p, h, count * sizeof(T), cudaMemcpyHostToDevice));
+  std::free(h);
+  return p;
+}
+int main() {"""
+
+
+def launch_code(name, tparams, params, body, k):
+    """C++ lines that launch kernel NAME once, or (None, why) when its arguments are not derived."""
+    targs = []
+    for t in split_top(tparams) if tparams is not None else []:
+        if not (m := re.match(r"\s*(?:int|unsigned(?: int)?|size_t)\s+(\w+)\s*$", t)):
+            return None, f"template parameter `{t.strip()}`"
+        targs.append("256" if re.search(r"Thread|Block", m.group(1)) else "4")
+    fn = name + (f"<{', '.join(targs)}>" if targs else "")
+    decls = []
+    for j, p in enumerate(x.strip() for x in split_top(params) if x.strip() not in ("", "void")):
+        ty, pname = re.match(r"(.*?)\s*(\w+)$", p, re.S).groups()
+        base = " ".join(re.sub(r"\b(const|__restrict__|volatile)\b|\*", " ", ty).split())
+        if ty.count("*") == 1 and base:
+            ones = base == "float" and "const" in ty
+            init = f"kcBuffer<float>({N + 64}, 1.0f)" if ones else f"kcBuffer<{base}>(65536)"
+        elif ty in ("float", "double"):
+            init = "1.0f / 4096" if re.match(r"(h|dx|step)$", pname) else "0.0f"
+        elif re.match(r"(unsigned\s+)?(int|long|long long|size_t|unsigned)$", ty) and \
+                re.match(r"(n|count|num\w*|size|len\w*|elements)$", pname, re.I):
+            init = str(N)
+        else:
+            return None, f"parameter `{p}`"
+        decls.append(f"  {ty.replace('__restrict__', '').strip()} a{k}_{j} = {init};")
+    args = [f"a{k}_{j}" for j in range(len(decls))]
+    if re.search(r"\bthis_grid\s*\(|\bgrid\.sync\s*\(", body):
+        launch = [f"  void *args{k}[] = {{{', '.join('&' + x for x in args) or 'nullptr'}}};",
+                  f"  kcCheck(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>({fn}), "
+                  f"dim3(4), dim3(256), args{k}, {N} * sizeof(float), 0));"]
+    else:
+        launch = [f"  {fn}<<<4, 256, {N} * sizeof(float)>>>({', '.join(args)});"]
+    return decls + launch + ["  kcCheck(cudaGetLastError());",
+                             "  kcCheck(cudaDeviceSynchronize());"], None
+
+
+def closure(needs, own, src, by_name, report, readme, line):
+    """The source items that NEEDS pull in (helpers' own Needs lines, names constants use)."""
+    todo, chosen, headers = [x for x in needs if x not in own], set(), []
+    src_lines = src.splitlines()
+    while todo:
+        nm = todo.pop()
+        if nm.startswith("<"):
+            headers.append(nm)
+            continue
+        if nm not in by_name:
+            report.error(readme, line, f"`// Needs:` names `{nm}`, which the day's .cu does not "
+                         "define at top level")
+        for it in by_name.get(nm, []):
+            if it not in chosen:
+                chosen.add(it)
+                got = needs_of(c for _, c in comment_above(src_lines,
+                                                           hostcheck.line_of(src, it[0])))
+                used = IDENT.findall(hostcheck.strip_comments(src[it[0]:it[1]]))
+                todo += got if got is not None else [x for x in dict.fromkeys(used)
+                                                     if x in by_name and x not in it[2]]
+    return sorted(chosen), list(dict.fromkeys(headers))
+
+
+def assemble(readme, name, lines, a, b, src, items, report):
+    """The unit for one README block (lines A..B are its fences): None when it holds no kernel,
+    False when a kernel has no Needs line (reported), else (unit lines, first block line in the
+    unit, kernel names, needs, README line of the first kernel)."""
+    block = lines[a + 1:b]
+    text = "\n".join(block) + "\n"
+    code = hostcheck.strip_comments(text)
+    kernels, launches = kernels_in(code), []
+    for k, (m, kl, first) in enumerate(kernels):
+        if needs_of(c for _, c in comment_above(block, first)) is None:
+            report.error(readme, a + 1 + kl, f"kernel `{m.group(1)}` (snippet `{name}`) has no "
+                         "`// Needs: ...` line ending its comment")
+            return False
+        tm = TEMPLATE.search(code[:m.start()].rstrip()) if first != kl else None
+        depth, j = 1, m.end()
+        while depth:
+            depth += (code[j] == "(") - (code[j] == ")")
+            j += 1
+        launch, why = launch_code(m.group(1), tm and tm.group(1), code[m.end():j - 1],
+                                  code[j:].split("\n}", 1)[0], k)
+        if launch is None:
+            print(f"note: {hostcheck.show(readme)}:{a + 1 + kl}: kernel `{m.group(1)}`: "
+                  f"compile-only ({why}: no argument derived)")
+        launches += launch or []
+    if not kernels:
+        return None
+    needs = needs_of(block) or []  # the block's helpers' Needs lines too
+    own = {nm for _, _, names in top_level_items(text) for nm in names}
+    by_name = {}
+    for it in items:
+        for nm in it[2]:
+            by_name.setdefault(nm, []).append(it)
+    kline = a + 1 + kernels[0][1]
+    chosen, headers = closure(needs, own, src, by_name, report, readme, kline)
+    out = ["#include <cuda_runtime.h>", "#include <cstdio>", "#include <cstdlib>"]
+    out += [f"#include {h}" for h in headers] + [src[s:e] for s, e, _ in chosen]
+    first_block_line = len("\n".join(out).splitlines()) + 1
+    out += block + [MAIN] + launches + ['  std::printf("ok\\n");', "  return 0;", "}", ""]
+    return out, first_block_line, [m.group(1) for m, _, _ in kernels], needs, kline
+
+
+def readme_kernels(day_dir, src, opts, report):
+    """Compiles (and with --run runs) each README kernel block alone; returns how many."""
+    readme = os.path.join(day_dir, "README.md")
+    if not os.path.isfile(readme):
+        return 0
+    lines, items, count = hostcheck.read_lines(readme), top_level_items(src), 0
+    for i, line in enumerate(lines):
+        block = (m := SNIPPET.match(line)) and hostcheck.fenced_block_after(lines, i)
+        unit = block and assemble(readme, m.group(1), lines, *block, src, items, report)
+        count += unit is not None
+        if not unit:
+            continue
+        out, first_block_line, names, needs, kline = unit
+        what = f"kernel {', '.join(f'`{k}`' for k in names)} (snippet `{m.group(1)}`)"
+        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{m.group(1)}-")
+        cu, exe = os.path.join(tmp, "x.cu"), os.path.join(tmp, "x")
+        with open(cu, "w", encoding="utf-8") as f:
+            f.write("\n".join(out))
+        p = subprocess.run([opts.nvcc, "-std=c++17", "-O3", "-arch=sm_75", "-o", exe, cu],
+                           capture_output=True, text=True)
+        if p.returncode:
+            report.error(readme, kline, f"{what} does not compile alone with what its Needs line "
+                         f"names ({', '.join(needs) or 'nothing'}); generated file {cu}:")
+            for ln in (p.stdout + p.stderr).splitlines():
+                e = re.match(r".*?x\.cu\((\d+)\): (.*)", ln)
+                r = int(e.group(1)) - first_block_line if e else -1
+                if "error" in ln:
+                    print(f"  {hostcheck.show(readme)}:{block[0] + 2 + r}: nvcc: {e.group(2)}"
+                          if 0 <= r < block[1] - block[0] - 1 else f"  {ln}")
+        elif opts.run and (r := subprocess.run([exe], capture_output=True, text=True)).returncode:
+            report.error(readme, kline, f"{what} compiled alone but its run exited {r.returncode}:"
+                         f" {(r.stdout + r.stderr).strip()}; generated file {cu}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return count
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"))
+    ap.add_argument("--rules", default=",".join(RULES), help="comma-separated, default all")
+    ap.add_argument("--run", action="store_true", help="kernels: also run each unit (a GPU)")
+    ap.add_argument("paths", nargs="+")
+    opts = ap.parse_args(argv)
+    rules = opts.rules.split(",")
+    if set(rules) - set(RULES):
+        ap.error(f"--rules: known rules are {', '.join(RULES)}")
+    if {"ptx", "kernels"} & set(rules) and not shutil.which(opts.nvcc):
+        print(f"SKIPPED: sources: no nvcc ({opts.nvcc})")
+        return hostcheck.SKIP
+    report, files, claims, blocks = hostcheck.Report("sources"), 0, 0, 0
+    for a in opts.paths:  # (day directory or None, its .cu files)
+        days = [(d, hostcheck.day_sources(d)) for d in hostcheck.day_dirs_of(a)] if \
+            os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
+        if not any(srcs for _, srcs in days):
+            report.error(a, 1, "no .cu file here (a day directory holds its program, NAME.cu)")
+        for day, srcs in days:
+            for path in srcs:
+                text = open(path, encoding="utf-8", errors="replace").read()
+                code, files = hostcheck.strip_comments(text), files + 1
+                if "self-contained" in rules:
+                    self_contained(path, text, code, report)
+                if "ptx" in rules:
+                    claims += ptx(path, text, code, opts, report)
+                if "kernels" in rules and day and len(srcs) == 1:
+                    blocks += readme_kernels(day, text, opts, report)
+    return report.finish(f"{files} file(s): {', '.join(rules)}; {claims} PTX claim(s) hold; "
+                         f"{blocks} README kernel block(s) compiled alone for sm_75"
+                         f"{' and ran' if opts.run else ''}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
