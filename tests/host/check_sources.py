@@ -26,7 +26,8 @@ kernels         Every README kernel block compiles alone with what its comment's
                 are not derived. `nvcc -std=c++17 -O3 -arch=sm_75`; with --run (a GPU) it runs too.
                 tools/notebook.py puts the same units in the notebook.
 
-Exit 0, 1 (faults, one `FILE:LINE: error:` line each), or 77 when nvcc is missing.
+Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the
+self-contained rule, which needs none, is still checked and its faults still fail).
 """
 import argparse
 import os
@@ -39,8 +40,8 @@ import tempfile
 import hostcheck
 
 RULES = ("self-contained", "ptx", "kernels")
-KERNEL = re.compile(r"\b__global__\s+(?:(?:static|inline|__launch_bounds__\s*\([^)]*\)|"
-                    r"__noinline__)\s+)*void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+KERNEL = re.compile(r"\b__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|\w+)\s+)*?void\s+"
+                    r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 
 
 def kernels_in(code):
@@ -89,8 +90,22 @@ cooperative_groups.h vector_types.h vector_functions.h driver_types.h curand_ker
 """.split())
 CUDA_DIRS = ("cuda/", "cub/", "thrust/", "nv/", "cooperative_groups/", "nvtx3/")  # CCCL and co.
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]*)[>"]', re.M)
-DEFINES_TIME_KERNEL = re.compile(r"^(?!return\b)[\w:<>]+[\s*&]+timeKernel\s*\([^;{]*\)\s*\{"
-                                 r"|\btimeKernel\s*=\s*\[", re.M)  # a function, or a lambda
+NOT_A_TYPE = {"return", "else", "do", "case", "throw", "co_return", "sizeof", "decltype"}
+
+
+def defines_time_kernel(code):
+    """True when CODE (comments blanked) defines timeKernel: a lambda bound to the name, or the
+    name after a type (not after `return`, `=`, `(`...) whose `(...)` is followed by its body."""
+    if re.search(r"\btimeKernel\s*=\s*\[", code):
+        return True
+    for m in re.finditer(r"(\w+|[>&*\]])\s*\btimeKernel\s*\(", code):
+        depth, j = 0, m.end() - 1
+        while j < len(code) and (depth := depth + (code[j] == "(") - (code[j] == ")")):
+            j += 1
+        if m.group(1) not in NOT_A_TYPE and re.match(r"\s*(?:const\b|noexcept\b|->[^{;]*)*\s*\{",
+                                                     code[j + 1:]):
+            return True
+    return False
 
 
 def self_contained(path, text, code, report):
@@ -107,7 +122,7 @@ def self_contained(path, text, code, report):
     if not re.search(r"^[ \t]*#[ \t]*define[ \t]+CUDA_CHECK\(", code, re.M):
         report.error(path, 1, "no `#define CUDA_CHECK(call)`: each day defines its own "
                      "(CUDA-CODE-STYLE.md section 3)")
-    if not DEFINES_TIME_KERNEL.search(code):
+    if not defines_time_kernel(code):
         use = re.search(r"\btimeKernel\b", code)
         what = "names timeKernel but never defines it" if use else "defines no timeKernel"
         report.error(path, hostcheck.line_of(code, use.start()) if use else 1, f"{what}: each day "
@@ -471,15 +486,16 @@ def main(argv):
     rules = opts.rules.split(",")
     if set(rules) - set(RULES):
         ap.error(f"--rules: known rules are {', '.join(RULES)}")
-    if {"ptx", "kernels"} & set(rules) and not shutil.which(opts.nvcc):
-        print(f"SKIPPED: sources: no nvcc ({opts.nvcc})")
-        return hostcheck.SKIP
+    skipped = [r for r in rules if r != "self-contained" and not shutil.which(opts.nvcc)]
+    rules = [r for r in rules if r not in skipped]
     report, files, claims, blocks = hostcheck.Report("sources"), 0, 0, 0
     for a in opts.paths:  # (day directory or None, its .cu files)
         days = [(d, hostcheck.day_sources(d)) for d in hostcheck.day_dirs_of(a)] if \
             os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
         if not any(srcs for _, srcs in days):
             report.error(a, 1, "no .cu file here (a day directory holds its program, NAME.cu)")
+        elif "kernels" in rules and not os.path.isdir(a):
+            report.error(a, 1, "the kernels rule reads a day's README: give its directory")
         for day, srcs in days:
             for path in srcs:
                 text = open(path, encoding="utf-8", errors="replace").read()
@@ -490,6 +506,10 @@ def main(argv):
                     claims += ptx(path, text, code, opts, report)
                 if "kernels" in rules and day and len(srcs) == 1:
                     blocks += readme_kernels(day, text, opts, report)
+    if skipped and not report.faults:
+        print(f"SKIPPED: sources: no nvcc ({opts.nvcc}) for the {', '.join(skipped)} rule(s); "
+              f"{', '.join(rules) or 'no other rule'} checked, {files} file(s)")
+        return hostcheck.SKIP
     return report.finish(f"{files} file(s): {', '.join(rules)}; {claims} PTX claim(s) hold; "
                          f"{blocks} README kernel block(s) compiled alone for sm_75"
                          f"{' and ran' if opts.run else ''}")
