@@ -119,8 +119,9 @@ def check_source(path, t, line, m, report):
             same = hashlib.sha256(f.read()).hexdigest() == m.group("hash")
     if not same:
         report.error(path, line, f"{m.group('path')} changed after this transcript (the newest "
-                     f"`{t.mode}` one) was captured: capture it again on a GPU "
-                     "(REDUCTION_CAPTURE=... ctest -L gpu) so the evidence shows what the code prints")
+                     f"`{t.mode}` one) was captured: run it again on a GPU (a day's runs: "
+                     "REDUCTION_CAPTURE=DIR ctest -L gpu; else the header's `# command:`) so the "
+                     "evidence shows what the code prints")
 
 
 def main(argv):
