@@ -23,8 +23,9 @@ After `# build:` come `# source: PATH sha256=HEX fingerprint=HEX` lines, one for
 program is built from (the lesson .cu; with --harness also the test program and harness.h). The
 fingerprint ignores comments and whitespace (tools/transcript.py says exactly what it covers): a
 check compares it with the files as they are, so a transcript goes stale when code changes, not
-when a comment does. A transcript is never edited after it
-is written; run again to replace it with a new file.
+when a comment does. A transcript is never edited or overwritten after it is written: a later
+capture of the same mode, day and GPU is named <MODE>-<YYYY-MM-DD>T<HHMMSS>-<gpu>.txt (its
+start time, UTC), and the checks take the newest by the header's date and time.
 
 Exit code: the program's exit code (so a failing run is visible to the caller), 3 if the build
 failed, 2 on bad usage of this script. The transcript is written in every case but a failed build.
@@ -97,6 +98,8 @@ def write(out_dir, mode, started, build, sources, command, code, body):
                       f"fingerprint={transcript.fingerprint(os.path.join(ROOT, s))}")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
+    if os.path.exists(path):  # never overwritten: a later capture of the day names its time too
+        path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%dT%H%M%S}-{gpu_slug(name)}.txt")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(header + [f"# command: {command}", f"# exit code: {code}", "#"]) + "\n"
                 + body)

@@ -65,8 +65,8 @@ HEADER = [  # key, pattern, in the order capture.py writes them (`# source:` lin
 ]
 SOURCE = re.compile(r"^# source: (?P<path>\S+) sha256=(?P<hash>[0-9a-f]{64})"
                     r"(?: fingerprint=(?P<fp>[0-9a-f]{64}))?$")
-NAME = re.compile(r"^(?P<mode>[a-z0-9][a-z0-9-]*?)-(?P<date>\d{4}-\d{2}-\d{2})-(?P<gpu>[a-z0-9-]+)"
-                  r"\.txt$")
+NAME = re.compile(r"^(?P<mode>[a-z0-9][a-z0-9-]*?)-(?P<date>\d{4}-\d{2}-\d{2})(?:T(?P<time>\d{6}))?"
+                  r"-(?P<gpu>[a-z0-9-]+)\.txt$")  # the time: a later capture of the same day
 RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -99,7 +99,8 @@ class Table:
 class Transcript:
     """One evidence file. `header`: {key: (value, line)} for the keys of HEADER that were found in
     order (reading stops at the first that is not); `sources`: [(line, match of SOURCE)];
-    `header_len`; `lines`; `mode`, `date`, `gpu_slug` from the file name ('' if it does not fit);
+    `header_len`; `lines`; `mode`, `date`, `time` (HHMMSS or None), `gpu_slug` from the file name
+    ('' if it does not fit);
     `tables` of the output; `result`: the last non-empty output line (compute-sanitizer's
     `=========` lines aside) and its line."""
 
@@ -119,7 +120,8 @@ class Transcript:
             k += 1
         self.header_len = k
         nm = NAME.match(os.path.basename(path))
-        self.mode, self.date, self.gpu_slug = nm.group("mode", "date", "gpu") if nm else ("",) * 3
+        self.mode, self.date, self.time, self.gpu_slug = \
+            nm.group("mode", "date", "time", "gpu") if nm else ("",) * 4
         self.tables = tables(self.lines, k)
         out = [(i + 1, l.strip()) for i, l in enumerate(self.lines)
                if i >= k and l.strip() and not l.startswith("=========")]
@@ -147,9 +149,9 @@ def tables(lines, first=0):
 
 
 def newest(ev_dir, mode):
-    """The newest ev_dir/MODE-YYYY-MM-DD-GPU.txt: by the date in the name, then the header's date
-    and time, then the name. None if there is none."""
-    name = re.compile(re.escape(mode) + r"-(\d{4}-\d{2}-\d{2})-[a-z0-9-]+\.txt$")
+    """The newest ev_dir/MODE-YYYY-MM-DD[THHMMSS]-GPU.txt: by the date in the name, then the
+    header's date and time, then the name. None if there is none."""
+    name = re.compile(re.escape(mode) + r"-(\d{4}-\d{2}-\d{2})(?:T\d{6})?-[a-z0-9-]+\.txt$")
     best = None
     for path in glob.glob(os.path.join(ev_dir, "*.txt")):
         m = name.match(os.path.basename(path))

@@ -5,7 +5,7 @@ Usage: check_transcripts.py ROOT|DIR|FILE.txt ...   (ROOT: every evidence/**/*.t
 
 Header: capture.py's keys in its order (date, gpu, driver, cuda, build, `# source:` lines, command,
 exit code, `#`), read by tools/transcript.py. The file name is MODE-YYYY-MM-DD-GPU.txt with the
-header's date and GPU.
+header's date and GPU (MODE-YYYY-MM-DDTHHMMSS-GPU.txt, with its time too, for a later one that day).
 
 Verdict: exit code 0 needs `RESULT: PASS (...)` as the last non-empty output line (compute-sanitizer's
 `=========` lines aside; under a profiler, whose report follows the program, anywhere), no `CHECK
@@ -57,8 +57,9 @@ def check_file(path, report):
     if not t.mode:
         report.error(path, 1, "file name is not MODE-YYYY-MM-DD-GPU.txt (tools/capture.py names it)")
     else:
-        if t.date != date[:10]:
-            report.error(path, 1, f"file name date {t.date} differs from the header date {date[:10]}")
+        if t.date != date[:10] or t.time not in (None, date[11:].replace(":", "")):
+            report.error(path, 1, f"file name date {t.date}{'T' + t.time if t.time else ''} "
+                         f"differs from the header date {date}")
         if t.gpu_slug != gpu_slug(t.value("gpu")):
             report.error(path, 2, f"file name GPU `{t.gpu_slug}` differs from the header GPU "
                          f"`{t.value('gpu')}` (capture.py would write `{gpu_slug(t.value('gpu'))}`)")
