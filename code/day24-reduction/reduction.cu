@@ -251,9 +251,10 @@ static_assert(modelWarpExecutions(3, kBlock) == kBlock / 32 + 4, "v3 closed form
 // snippet: v1-interleaved
 // v1: interleaved addressing. Thread tid works at step s only if tid % (2s) == 0: at s = 1 every
 // warp has 16 active lanes out of 32, and the integer modulo itself costs several instructions.
-// Launch: exactly kBlock threads a block (the tile's size; the tree walks blockDim.x, so the two
+// Assumes: exactly kBlock threads a block (the tile's size; the tree walks blockDim.x, so the two
 // must agree: launchReduction always passes kBlock), one element a thread, any float alignment,
 // grid = ceil(n / kBlock) blocks. Writes out[blockIdx.x], the block's partial sum.
+// Launch: reduceV1Interleaved<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, partials, n)
 // Needs: kBlock, <cstddef>
 __global__ void reduceV1Interleaved(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
@@ -278,8 +279,9 @@ __global__ void reduceV1Interleaved(const float *in, float *out, size_t n) {
 // all active or all idle (no divergence inside a warp until fewer than 32 remain), but the lanes
 // of a warp store to words 2s apart, so its active lanes fold onto 32 / gcd(2s, 32) banks: bank
 // conflicts of 2, 4, 8, 8, 8, 4, 2, 1 ways for s = 1 ... 128 at 256 threads.
-// Launch: exactly kBlock threads a block (launchReduction always passes kBlock), one element a
+// Assumes: exactly kBlock threads a block (launchReduction always passes kBlock), one element a
 // thread, any float alignment, grid = ceil(n / kBlock) blocks. Writes out[blockIdx.x].
+// Launch: reduceV2Strided<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, partials, n)
 // Needs: kBlock, <cstddef>
 __global__ void reduceV2Strided(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
@@ -304,8 +306,9 @@ __global__ void reduceV2Strided(const float *in, float *out, size_t n) {
 // v3: sequential addressing. The stride starts at half the block and halves; thread tid < s adds
 // the word s above its own. Active lanes are contiguous (whole warps busy or idle until s < 32)
 // and touch consecutive words, one bank each: no divergence inside a warp, no bank conflicts.
-// Launch: exactly kBlock threads a block (launchReduction always passes kBlock), one element a
+// Assumes: exactly kBlock threads a block (launchReduction always passes kBlock), one element a
 // thread, any float alignment, grid = ceil(n / kBlock) blocks. Writes out[blockIdx.x].
+// Launch: reduceV3Sequential<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, partials, n)
 // Needs: kBlock, <cstddef>
 __global__ void reduceV3Sequential(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];
@@ -329,9 +332,10 @@ __global__ void reduceV3Sequential(const float *in, float *out, size_t n) {
 // v4: v3 with the first add during the load. Block b owns the 2 * kBlock inputs starting at
 // b * 2 * kBlock; thread tid loads element i and element i + kBlock and stores their sum, so
 // half of v3's blocks do the same work and no thread is idle during the first add.
-// Launch: exactly kBlock threads a block (launchReduction always passes kBlock), two elements a
+// Assumes: exactly kBlock threads a block (launchReduction always passes kBlock), two elements a
 // thread (kBlock apart), any float alignment, grid = ceil(n / (2 * kBlock)) blocks. Writes
 // out[blockIdx.x].
+// Launch: reduceV4FirstAdd<<<(n + 2 * kBlock - 1) / (2 * kBlock), kBlock>>>(in, partials, n)
 // Needs: kBlock, <cstddef>
 __global__ void reduceV4FirstAdd(const float *in, float *out, size_t n) {
   __shared__ float tile[kBlock];

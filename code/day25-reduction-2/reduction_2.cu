@@ -228,12 +228,13 @@ __global__ void reduceV4c(const float *__restrict__ in, float *__restrict__ part
 
 // snippet: v5
 // v5: v4c whose shared tree stops at 64 live values; warp 0 then adds the last 64 with shuffles.
-// Launch: as v4c: blockDim.x a power of two, now >= 64 (two whole warps at least); the third
+// Assumes: as v4c: blockDim.x a power of two, now >= 64 (two whole warps at least); the third
 // launch argument (dynamic shared memory) blockDim.x * sizeof(float), because sdata is `extern`:
 // left out, sdata has 0 bytes and the first store is out of bounds; any grid >= 1. The mask
 // 0xffffffff names all 32 lanes: correct only because the whole of warp 0 (tid < 32) takes the
 // branch. Since Volta the lanes of a warp need not run in lock-step; the shuffle (not a volatile
 // shared tail) is what makes each lane's read see its partner's value.
+// Launch: reduceV5<<<1024, 256, 256 * sizeof(float)>>>(in, partials, n)
 // Needs: nothing
 // ptx: shfl
 __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ partials, size_t n) {
@@ -337,9 +338,10 @@ __global__ void reduceV6(const float *__restrict__ in, float *__restrict__ parti
 // boundary, float4s over the aligned body, a scalar tail of the 0..3 floats no float4 covers.
 // Dropping the tail is the classic bug (n not a multiple of 4: the sum comes out short); a float4
 // load from the unaligned start is the other: cudaErrorMisalignedAddress, and a dead context.
-// Launch: as v6: blockDim.x == kThreads exactly, no dynamic shared memory (sdata is sized by
+// Assumes: as v6: blockDim.x == kThreads exactly, no dynamic shared memory (sdata is sized by
 // kThreads), any grid >= 1 (thread t of the grid takes head and tail element t: one block has
 // the 3 needed).
+// Launch: reduceV7<256><<<1024, 256>>>(in, partials, n)
 // Needs: headToAlign16, blockReduceSum, isPowerOfTwo, <cstdint>
 // ptx: v4-loads shfl
 template <int kThreads>

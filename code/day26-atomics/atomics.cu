@@ -176,10 +176,11 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
 // atomic per element: every thread adds its element straight into *result, so all n atomicAdds
 // land on ONE address and the memory system applies them one after another. The order is
 // whatever the hardware picks, so with non-integer inputs the rounding (and the answer) can differ
-// from run to run. Launch: blockDim.x == kBlock (the launcher's), grid = ceil(n / kBlock), one
+// from run to run. Assumes: blockDim.x == kBlock (the launcher's), grid = ceil(n / kBlock), one
 // element a thread. *result must be 0 before the launch; writes only *result. Exact for ones only
 // while n <= 2^24: the float add of an atomic rounds to nearest even (PTX ISA, atom/red), and
 // 2^24 + 1 is a tie that rounds back down. Sources: research/day26-atomics.md [S1] [S2].
+// Launch: atomicPerElement<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock
 // ptx: atom
 __global__ void atomicPerElement(const float *__restrict__ in, size_t n, float *result) {
@@ -207,7 +208,7 @@ __device__ inline float warpSum(float v) {
 // The sum of a block's kBlock values, in thread 0. Every thread must call it (it has a barrier),
 // with blockDim.x == kBlock. warpSums: kWarpsPerBlock floats of shared memory. Warp 0 (all 32
 // lanes) adds the warp sums.
-// Needs: kWarp, kWarpsPerBlock, warpSum
+// Needs: kBlock, kWarp, kWarpsPerBlock, warpSum
 __device__ inline float blockSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
   unsigned int warp = threadIdx.x / kWarp;
@@ -227,10 +228,11 @@ __device__ inline float blockSum(float v, float *warpSums) {
 
 // snippet: atomic-per-warp
 // atomic per warp: each warp adds its 32 values in registers first, then lane 0 does the warp's
-// one atomicAdd: 32 times fewer atomics on the address than the per-element row. Launch:
+// one atomicAdd: 32 times fewer atomics on the address than the per-element row. Assumes:
 // blockDim.x == kBlock (whole warps), grid = ceil(n / kBlock); no thread returns before the
 // shuffles (a lane past n adds 0). *result must be 0 before the launch; writes only *result.
 // Warps wholly past n skip their atomic, so the row does ceil(n / 32) of them.
+// Launch: atomicPerWarp<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock, kWarp, warpSum
 // ptx: shfl atom
 __global__ void atomicPerWarp(const float *__restrict__ in, size_t n, float *result) {
@@ -246,9 +248,10 @@ __global__ void atomicPerWarp(const float *__restrict__ in, size_t n, float *res
 // snippet: atomic-per-block
 // atomic per block: the block adds its kBlock values (warp shuffles, then warp 0 over the warp
 // sums in shared memory), then thread 0 does the block's one atomicAdd: n / kBlock atomics.
-// Launch: blockDim.x == kBlock, grid = ceil(n / kBlock). *result must be 0 before the launch;
+// Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock). *result must be 0 before the launch;
 // writes only *result.
-// Needs: kBlock, kWarpsPerBlock, blockSum
+// Launch: atomicPerBlock<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
+// Needs: kBlock, kWarp, kWarpsPerBlock, warpSum, blockSum
 // ptx: shfl atom
 __global__ void atomicPerBlock(const float *__restrict__ in, size_t n, float *result) {
   __shared__ float warpSums[kWarpsPerBlock];
@@ -301,7 +304,7 @@ __host__ __device__ inline float trapF(float x) {
 // with explicit fmaf so no compiler contracts it differently on host and device. With a = 0 and
 // h = 2^-19, x_i = i h is exact (i <= 2^20) and h / 2 is a power of two, so each term has exactly
 // two roundings: inside f, and the sum of the two f values.
-// Needs: kTrapA, trapF
+// Needs: kTrapA, trapF, <cmath>
 __host__ __device__ inline float trapezoidArea(unsigned int i, float h) {
   float x0 = fmaf(float(i), h, kTrapA);
   float x1 = fmaf(float(i + 1), h, kTrapA);
@@ -345,9 +348,13 @@ __global__ void trapShufflePerBlock(float h, unsigned int n, float *result) {
 // and writes s[0, offset): no overlap); it is the general pattern (read; __syncwarp; write;
 // __syncwarp) that stays right where they overlap, e.g. if every lane < 16 ran every step as the
 // lock-step version below does. Every lane reaches every __syncwarp (the branches close first).
-// Launch: blockDim.x == kTrapBlock == 32, grid = ceil(n / 32). *result must be 0 before the
+// Assumes: blockDim.x == kTrapBlock == 32, grid = ceil(n / 32). *result must be 0 before the
 // launch; writes only *result. Sources: research/day26-atomics.md [S4] [S5].
-// Needs: kTrapBlock, trapezoidArea
+// The Launch line's n = 256 and h = 1 make every term k + 1/2 and every sum below 2^23: the float
+// sum is then exact in any order, so the notebook's check compares it exactly.
+// Launch: trapSharedPerBlock<<<(n + 31) / 32, kTrapBlock>>>(h, n, result); with n = 256, h = 1.0f,
+//   want = sum of trapezoidArea(i, h) for i < n
+// Needs: kTrapBlock, kTrapA, trapF, trapezoidArea, <cmath>
 // ptx: atom
 __global__ void trapSharedPerBlock(float h, unsigned int n, float *result) {
   __shared__ float s[kTrapBlock];

@@ -191,7 +191,7 @@ __device__ float gridStrideSum(const float *__restrict__ in, size_t n) {
 // every warp run the first loop, and all 32 lanes of warp 0 run the second (the whole warp takes
 // the `warp == 0` branch; lanes past kWarpsPerBlock add 0). warpSums holds kWarpsPerBlock
 // floats; a caller that reuses it must pass a __syncthreads() between two calls.
-// Needs: kWarp, kWarpsPerBlock
+// Needs: kBlock, kWarp, kWarpsPerBlock
 __device__ float blockReduceSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
   unsigned int warp = threadIdx.x / kWarp;
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // snippet: last-block-fence
-// last-block fence: ONE launch leaves the sum in *result. Launch: blockDim.x == kBlock, any grid
+// last-block fence: ONE launch leaves the sum in *result. Assumes: blockDim.x == kBlock, any grid
 // of 1..65536 blocks; *ticket == 0 at launch (cudaMemset once; every launch leaves it at 0).
 // partials holds gridDim.x floats. NOT `const __restrict__`: the last block reads what other blocks
 // wrote during this launch, which the read-only (non-coherent) load path may not see.
@@ -270,7 +270,9 @@ __global__ void __launch_bounds__(kBlock)
 // next launch, queued behind this one, starts from 0.
 // Sources (research/day27-last-block.md): cuda-samples threadFenceReduction (the pattern), PyTorch
 // Reduce.cuh (the acquire-side fence), the PTX atomics ABI (fence + atomic release/acquire).
-// Needs: kBlock, kWarpsPerBlock, gridStrideSum, blockReduceSum
+// Launch: reduceLastBlockFence<<<1024, kBlock>>>(in, n, partials, ticket, result)
+// Needs: kBlock, kWarp, kWarpsPerBlock, headToAlign16, gridStrideSum, blockReduceSum,
+//   <cstdint>
 // ptx: v4-loads shfl atom
 __global__ void __launch_bounds__(kBlock)
     reduceLastBlockFence(const float *__restrict__ in, size_t n, float *partials,
@@ -309,9 +311,11 @@ __global__ void __launch_bounds__(kBlock)
 // release for the partial this thread wrote just before it and an acquire for the partials the
 // other blocks released before their fetch_adds. The last block's other threads inherit that
 // acquire through __syncthreads(), so they read the partials with ordinary loads: the memory model,
-// not a cache hint, is what makes the values current. Launch: as last-block fence.
+// not a cache hint, is what makes the values current. Assumes: as last-block fence.
 // Sources (research/day27-last-block.md): the libcu++ docs for cuda::atomic_ref and thread scopes.
-// Needs: kBlock, kWarpsPerBlock, gridStrideSum, blockReduceSum, <cuda/atomic>
+// Launch: reduceLastBlockAtomicRef<<<1024, kBlock>>>(in, n, partials, ticket, result)
+// Needs: kBlock, kWarp, kWarpsPerBlock, headToAlign16, gridStrideSum, blockReduceSum,
+//   <cstdint>, <cuda/atomic>
 // ptx: v4-loads shfl atom
 __global__ void __launch_bounds__(kBlock)
     reduceLastBlockAtomicRef(const float *__restrict__ in, size_t n, float *partials,
@@ -346,6 +350,9 @@ __global__ void __launch_bounds__(kBlock)
 // Counts a wrong sum (remembering the last wrong value) and a counter not back to 0, then poisons
 // the result with NaN so that the next launch must write it again: a launch that wrote nothing
 // (for example a counter never reset, so no block draws the last ticket) fails, not passes.
+// Its Launch line hands it the right sum on launch 1 and a sum one too large on launch 2.
+// Launch: checkAndPoison<<<1, 1>>>(result, want, ticket, wrongSums, notReset, lastWrong);
+//   with *result = want + launch - 1; check *wrongSums == launch - 1, *notReset == 0
 // Needs: nothing
 // ptx: atom
 __global__ void checkAndPoison(float *result, float want, const unsigned int *ticket,

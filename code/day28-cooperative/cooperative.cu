@@ -180,7 +180,7 @@ struct Split {
 };
 
 // Splits x[0, n) as above.
-// Needs: Split, kTileFloats, headToAlign16
+// Needs: Split, kTileVec4, kTileFloats, headToAlign16, <cstdint>
 __device__ inline Split splitInput(const float *x, size_t n) {
   Split s;
   s.head = headToAlign16(x, n);
@@ -366,11 +366,14 @@ __device__ float blockSumCg(const cg::thread_block &block, float v) {
 // cooperative, cg::reduce: one launch, one float. Phase 1: block b sums the tiles it owns
 // (b, b + B, ...) and writes partials[b]. grid.sync(): no block goes on until every block has
 // arrived, and the partials written before it are visible after it. Phase 2: block 0 adds the B
-// partials, the head and the rest, and writes *out. Launch: cudaLaunchCooperativeKernel ONLY, with
+// partials, the head and the rest, and writes *out. Assumes: cudaLaunchCooperativeKernel ONLY, with
 // at most (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs) blocks, so that every block is
 // resident at once (a block waiting in grid.sync() for one that cannot start would wait forever);
 // blockDim.x a multiple of 32 up to 1024. Writes partials[0, B) and *out.
-// Needs: <cooperative_groups.h>, cg, splitInput, sumOwnedTiles, sumPartialsAndRest, blockSumCg
+// Launch: cooperative cooperativeCg<<<resident, 256>>>(in, n, partials, result)
+// Needs: <cstdint>, <cooperative_groups.h>, <cooperative_groups/reduce.h>, cg, kWarp, kMaxWarps,
+//   kTileVec4, kTileFloats, headToAlign16, Split, splitInput, sumOwnedTiles,
+//   sumPartialsAndRest, blockSumCg
 // ptx: v4-loads shfl
 __global__ void cooperativeCg(const float *__restrict__ x, size_t n, float *partials, float *out) {
   cg::grid_group grid = cg::this_grid();

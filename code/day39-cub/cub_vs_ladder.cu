@@ -553,7 +553,8 @@ __device__ float tileSum(const float *__restrict__ in, size_t n, unsigned int bl
 
 // snippet: best-single-block
 // best, small n: ONE block adds everything and writes the result. No partials, no atomics, no
-// fence, one launch. Launch: <<<1, kThreads>>>; `in` 16-byte aligned; n <= 2^24 (host-checked).
+// fence, one launch. Assumes: <<<1, kThreads>>>; `in` 16-byte aligned; n <= 2^24 (host-checked).
+// Launch: bestSingleBlock<256, 4><<<1, 256>>>(in, n, result)
 // Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate
 // ptx: v4-loads shfl
 template <int kThreads, int kLoads>
@@ -573,12 +574,13 @@ __global__ void __launch_bounds__(kThreads)
 // partial, then fetch_add with memory_order_acq_rel at device scope is the release of that partial
 // and, for the block drawing the last ticket, the acquire of every other block's; the last block's
 // other threads inherit it through __syncthreads(). The partials are read with __ldcg (L2) in a
-// fixed order, so the same grid gives the same bits every run. Launch: blockDim.x == kThreads;
+// fixed order, so the same grid gives the same bits every run. Assumes: blockDim.x == kThreads;
 // any grid of 1 .. ceil(n / tile) blocks (more would only add empty blocks); *ticket == 0 at
 // launch and left at 0; partials holds gridDim.x floats; `in` 16-byte aligned. best runs it with
 // one tile a block at mid n and above it on SMs x occupancy x waves blocks: not a power of two,
 // so tile ownership, not equal counts, is what keeps the sum exact above 2^24.
 // (libcu++ cuda::atomic_ref; cuda-samples' threadFenceReduction: research/day39-cub.md, 9-10, 18.)
+// Launch: bestLastBlock<512, 4><<<(n + 8191) / 8192, 512>>>(in, n, partials, ticket, result)
 // Needs: kWarp, kFinishLoads, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate,
 //        <cuda/atomic>
 // ptx: v4-loads shfl atom

@@ -16,15 +16,17 @@ ptx             A kernel claims what its machine code holds with a line in the c
                 `// race exhibit: WHY` and `// end race exhibit` (paired, none nested, and the file
                 mentions --race-demo), and a kernel whose PTX has ld/st.volatile.shared must be
                 inside one (CUDA-CODE-STYLE.md section 8).
-kernels         Every README kernel block compiles alone with what its comment's `// Needs: a, b,
-                <header>` line names (continued on `//` lines indented 2+ more). The unit: cuda_
-                runtime.h, cstdio, cstdlib, each <header>; the day's top-level definition of each
-                name and what those need in turn (a helper's own Needs line, else the names its
-                text uses), never what the kernel uses but omits; the block verbatim; a main that
-                launches each kernel once on n = 4096 (<<<4, 256, 16 KiB>>>, or a cooperative
-                launch when it calls this_grid()/grid.sync()), or compiles only when its arguments
-                are not derived. `nvcc -std=c++17 -O3 -arch=sm_75`; with --run (a GPU) it runs too.
-                tools/notebook.py puts the same units in the notebook.
+kernels         Every README kernel block compiles alone with what its comments' `// Needs: a, b,
+                <header>` lines name (continued on `//` lines indented 2+ more), and each Needs line
+                names all that its names need in turn (a helper's own Needs line, the names a
+                constant uses): a learner copies exactly what the line says. Each kernel's comment
+                has one `// Launch:` line, a launch in LAUNCH_FORM (below) in the names of the
+                check's main: the unit is the headers and the day's definitions of what the Needs
+                lines name, the block verbatim, and a main written from the Launch line that
+                launches the kernel twice on an exact input and compares what it leaves with the
+                exact answer (got/want; exit 1 on a mismatch). `nvcc -std=c++17 -O3 -arch=sm_75`;
+                with --run (a GPU; exit 77 where none) each unit runs too. tools/notebook.py puts
+                the same units in the notebook.
 
 Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the
 self-contained rule, which needs none, is still checked and its faults still fail).
@@ -253,7 +255,6 @@ TEMPLATE = re.compile(r"template\s*<([^<>]*(?:<[^<>]*>[^<>]*)*)>\s*$")
 DECORATION = re.compile(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)"
                         r"|alignas\s*\([^)]*\)")
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-N = 4096
 
 
 def top_level_items(text):
@@ -313,65 +314,257 @@ def split_top(s, sep=","):
     return parts + [cur]
 
 
+def tagged(comment_lines, tag):
+    """The texts of the `// TAG:` lines among COMMENT_LINES, each with its continuation lines
+    (`//` and 2+ spaces) joined to it by a space."""
+    out, cont = [], False
+    for line in comment_lines:
+        m = tag.match(line)
+        c = cont and not m and re.match(r"^\s*//\s{2,}(\S.*)$", line)
+        if m:
+            out.append(m.group(1).strip())
+        elif c:
+            out[-1] += " " + c.group(1).strip()
+        cont = bool(m or c)
+    return out
+
+
 def needs_of(comment_lines):
     """The items of the `// Needs:` lines among COMMENT_LINES ([] for `nothing`), or None."""
-    text, cont = [], False
-    for line in comment_lines:
-        m = NEEDS.match(line) or (cont and re.match(r"^\s*//\s{2,}(\S.*)$", line))
-        cont = bool(m)
-        text += [m.group(1)] if m else []
+    text = tagged(comment_lines, NEEDS)
     out = [t.group(1) for chunk in text for item in chunk.split(",")
            if (t := re.match(r"\s*(<[^>]+>|\w+)", item))]
     return [x for x in out if x != "nothing"] if out else None
 
 
-MAIN = r"""
-static void kcCheck(cudaError_t e) {
-  if (e != cudaSuccess) { std::printf("CUDA error: %s\n", cudaGetErrorString(e)); std::exit(1); }
-}
-template <class T> static T *kcBuffer(size_t count, T fill = T()) {
-  T *p = nullptr, *h = static_cast<T *>(std::calloc(count, sizeof(T)));
-  for (size_t i = 0; i < count; ++i) { h[i] = fill; }
-  kcCheck(cudaMalloc(&p, count * sizeof(T)));
-  kcCheck(cudaMemcpy(p, h, count * sizeof(T), cudaMemcpyHostToDevice));
-  std::free(h);
+# The launch contract: one `// Launch:` line in each README kernel's comment, in LAUNCH_FORM, read by
+# unit_main below (so by this check and by the notebook, tools/notebook.py). Its names:
+#   in        n input floats on the device, whole numbers 0..6: every sum below 2^24 is exact in
+#             any order, and a kernel that reads a wrong element gets a wrong sum (ones could not)
+#   n         the count, N unless `with n = ...` says otherwise
+#   want      the exact answer: the input's sum, added on the host (or `want = sum of EXPR for i < n`)
+#   partials  one float a block of the grid, NaN before each launch (an unwritten one fails)
+#   result    one float, 0 before each launch (atomics add into it)
+#   ticket    one unsigned int, 0 before the FIRST launch only: a kernel must leave it at 0
+#   out       n floats, NaN before each launch
+#   any other name of a pointer parameter: one value of its type, 0 before each launch
+#   resident  (the grid) as many blocks as the GPU holds at once, from the occupancy calculator
+#   cooperative  launched with cudaLaunchCooperativeKernel (grid.sync() needs it)
+#   launch    the launch's number (each unit launches twice: the second shows what the first left)
+# What is checked, exactly: `check A == B, ...` when given; else *result == want if the kernel takes
+# result, else the partials added up == want, else out == in element by element; and *ticket == 0.
+LAUNCH = re.compile(r"^\s*//\s*Launch:(.*)$")
+LAUNCH_FORM = ("[cooperative ]KERNEL[<T, ...>]<<<GRID, BLOCK[, SHARED]>>>(ARG, ...)"
+               "[; with NAME = EXPR, ...][; check A == B, ...]")
+N = 1000003  # no block or tile divides it, and n % 4 = 3 leaves a scalar tail after the float4s
+ROLES = {"partials": "float", "result": "float", "out": "float", "ticket": "unsigned int"}
+HELPERS = {
+    "deviceArray": """\
+template <class T> static T *deviceArray(size_t count) {
+  T *p = nullptr;
+  cudaCheck(cudaMalloc(&p, count * sizeof(T)));
   return p;
+}""",
+    "fromDevice": """\
+template <class T> static T fromDevice(const T *p) { // one value, device to host
+  T v;
+  cudaCheck(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
+  return v;
+}""",
+    "toDevice": """\
+template <class T> static void toDevice(T *p, T v) { // one value, host to device
+  cudaCheck(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
+}""",
+    "sumOf": """\
+static double sumOf(const float *p, size_t count) { // device floats, added on the host
+  std::vector<float> h(count);
+  cudaCheck(cudaMemcpy(h.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost));
+  double s = 0.0;
+  for (float x : h) {
+    s += x;
+  }
+  return s;
+}""",
+    "mismatches": """\
+static double mismatches(const float *p, const std::vector<float> &want) { // elements that differ
+  std::vector<float> h(want.size());
+  cudaCheck(cudaMemcpy(h.data(), p, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    bad += !(h[i] == want[i]);
+  }
+  return double(bad);
+}""",
 }
-int main() {"""
+PREAMBLE = """\
+// ---- The check: a main that launches the kernel above as its `// Launch:` line says, twice, ----
+// ---- and compares what it leaves with the exact answer (tests/host/check_sources.py wrote it) ----
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+static void cudaCheck(cudaError_t e) {
+  if (e != cudaSuccess) {
+    std::printf("CUDA error: %s\\n", cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+static int checks = 0, failed = 0;
+static void expect(int launch, const char *what, double got, double want) { // exact; NaN fails
+  ++checks;
+  failed += !(got == want);
+  std::printf("%slaunch %d: %s: got %.17g want %.17g%s\\n", got == want ? "" : "CHECK FAILED: ",
+              launch, what, got, want, got == want ? ": exact" : "");
+}"""
 
 
-def launch_code(name, tparams, params, body, k):
-    """C++ lines that launch kernel NAME once, or (None, why) when its arguments are not derived."""
-    targs = []
-    for t in split_top(tparams) if tparams is not None else []:
-        if not (m := re.match(r"\s*(?:int|unsigned(?: int)?|size_t)\s+(\w+)\s*$", t)):
-            return None, f"template parameter `{t.strip()}`"
-        targs.append("256" if re.search(r"Thread|Block", m.group(1)) else "4")
-    fn = name + (f"<{', '.join(targs)}>" if targs else "")
-    decls = []
-    for j, p in enumerate(x.strip() for x in split_top(params) if x.strip() not in ("", "void")):
-        ty, pname = re.match(r"(.*?)\s*(\w+)$", p, re.S).groups()
-        base = " ".join(re.sub(r"\b(const|__restrict__|volatile)\b|\*", " ", ty).split())
-        if ty.count("*") == 1 and base:
-            ones = base == "float" and "const" in ty
-            init = f"kcBuffer<float>({N + 64}, 1.0f)" if ones else f"kcBuffer<{base}>(65536)"
-        elif ty in ("float", "double"):
-            init = "1.0f / 4096" if re.match(r"(h|dx|step)$", pname) else "0.0f"
-        elif re.match(r"(unsigned\s+)?(int|long|long long|size_t|unsigned)$", ty) and \
-                re.match(r"(n|count|num\w*|size|len\w*|elements)$", pname, re.I):
-            init = str(N)
+def split_clause(s):
+    """S split at commas outside (), [], {} (a clause may hold `i < n`, so <> do not nest here)."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        depth += (ch in "([{") - (ch in ")]}")
+        parts, cur = (parts + [cur.strip()], "") if ch == "," and not depth else (parts, cur + ch)
+    return [p for p in parts + [cur.strip()] if p]
+
+
+def parse_launch(text):
+    """TEXT of a `// Launch:` line as a dict, or ValueError saying why it is not LAUNCH_FORM."""
+    m = re.match(r"(cooperative\s+)?(\w+)\s*(<[^<>]*>)?\s*<<<(.*?)>>>\s*\(", text)
+    depth, j = 1, m.end() if m else 0
+    while m and j < len(text) and depth:
+        depth += (text[j] == "(") - (text[j] == ")")
+        j += 1
+    cfg = split_clause(m.group(4)) if m else []
+    if not m or depth or len(cfg) not in (2, 3):
+        raise ValueError(f"is not `{LAUNCH_FORM}`")
+    out = {"cooperative": bool(m.group(1)), "kernel": m.group(2), "targs": m.group(3) or "",
+           "grid": cfg[0], "block": cfg[1], "shared": cfg[2] if len(cfg) == 3 else None,
+           "args": split_clause(text[m.end():j - 1]), "with": [], "check": []}
+    for part in filter(None, (p.strip() for p in text[j:].split(";"))):
+        word, _, body = part.partition(" ")
+        if word not in ("with", "check") or not split_clause(body):
+            raise ValueError(f"has `{part}` after the call: a clause is `with ...` or `check ...`")
+        out[word] += split_clause(body)
+    return out
+
+
+def unit_main(name, params, text):
+    """(helper names, C++ lines of `static void launchAndCheckNAME()`) for kernel NAME with PARAMS
+    [(type, name)], launched as its Launch line TEXT says; ValueError when TEXT does not fit."""
+    L = parse_launch(text)
+    if L["kernel"] != name:
+        raise ValueError(f"launches `{L['kernel']}`, not this kernel `{name}`")
+    if len(L["args"]) != len(params):
+        raise ValueError(f"passes {len(L['args'])} argument(s); `{name}` takes {len(params)}")
+    n, term, scalars, sets, used = str(N), "host[i]", [], [], set()
+    for w in L["with"]:
+        lhs, eq, rhs = (x.strip() for x in w.partition("="))
+        ref = re.fullmatch(r"sum of (.+) for i < n", rhs)
+        if not eq or not re.fullmatch(r"\*?\w+", lhs) or (lhs == "want") != bool(ref):
+            raise ValueError(f"has `with {w}`: want `NAME = EXPR`, `*NAME = EXPR` or "
+                             "`want = sum of EXPR for i < n`")
+        if lhs == "n":
+            n = rhs
+        elif lhs == "want":
+            term = ref.group(1)
+        elif lhs.startswith("*"):
+            sets.append((lhs[1:], rhs))
         else:
-            return None, f"parameter `{p}`"
-        decls.append(f"  {ty.replace('__restrict__', '').strip()} a{k}_{j} = {init};")
-    args = [f"a{k}_{j}" for j in range(len(decls))]
-    if re.search(r"\bthis_grid\s*\(|\bgrid\.sync\s*\(", body):
-        launch = [f"  void *args{k}[] = {{{', '.join('&' + x for x in args) or 'nullptr'}}};",
-                  f"  kcCheck(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>({fn}), "
-                  f"dim3(4), dim3(256), args{k}, {N} * sizeof(float), 0));"]
+            scalars.append(f"  const auto {lhs} = {rhs};")
+    bufs, typed = {}, []  # device buffers: name -> pointee type; the arguments with their types
+    for (ty, _), arg in zip(params, L["args"]):
+        ty = " ".join(ty.replace("__restrict__", " ").replace("*", " * ").split()).replace(" *", " *")
+        pointee = " ".join(re.sub(r"\b(const|volatile)\b|\*", " ", ty).split())
+        if arg in ROLES and ROLES[arg] != pointee:
+            raise ValueError(f"passes `{arg}` ({ROLES[arg]} *) as `{ty}`")
+        if re.fullmatch(r"[A-Za-z_]\w*", arg) and "*" in ty and arg != "in":
+            bufs[arg] = pointee
+        typed.append((ty, arg))
+    checks = []  # (description, got, want)
+    for c in L["check"]:
+        a, eq, b = (x.strip() for x in c.partition("=="))
+        if not eq or "==" in b:
+            raise ValueError(f"has `check {c}`: a check is `A == B`")
+        deref = lambda e: re.sub(r"\*(\w+)", lambda m: f"fromDevice({m.group(1)})"
+                                 if m.group(1) in bufs else m.group(0), e)
+        checks.append((a, deref(a), deref(b)))
+    if not L["check"]:
+        if "result" in bufs:
+            checks.append(("*result (the sum)", "fromDevice(result)", "want"))
+        elif "partials" in bufs:
+            checks.append(("the partials, added up", "sumOf(partials, grid)", "want"))
+        elif "out" in bufs:
+            checks.append(("elements of out that differ from in", "mismatches(out, host)", "0"))
+        if "ticket" in bufs:
+            checks.append(("*ticket (back at 0)", "fromDevice(ticket)", "0"))
+    if not checks:
+        raise ValueError("passes nothing this check reads (result, partials, out) and has no "
+                         "`check ...` clause")
+    used |= {"deviceArray"} | {h for h in ("fromDevice", "sumOf", "mismatches")
+                               if any(h + "(" in g for _, g, _ in checks)}
+    used |= {"toDevice"} if sets else set()
+    fn = name + L["targs"]
+    body = [f"static void launchAndCheck{name[0].upper() + name[1:]}() {{",
+            f"  size_t n = {n};", *scalars,
+            "  double want = 0.0; // the exact answer, added on the host"]
+    if "host" in term or {"in", "out"} & set(L["args"]):
+        body += ["  std::vector<float> host(n); // the input: whole numbers 0..6, every sum exact",
+                 "  for (size_t i = 0; i < n; ++i) {", "    host[i] = float(i % 7);",
+                 f"    want += {term};", "  }"]
     else:
-        launch = [f"  {fn}<<<4, 256, {N} * sizeof(float)>>>({', '.join(args)});"]
-    return decls + launch + ["  kcCheck(cudaGetLastError());",
-                             "  kcCheck(cudaDeviceSynchronize());"], None
+        body += ["  for (size_t i = 0; i < n; ++i) {", f"    want += {term};", "  }"]
+    if "in" in L["args"]:
+        body += ["  float *in = deviceArray<float>(n);",
+                 "  cudaCheck(cudaMemcpy(in, host.data(), n * sizeof(float), "
+                 "cudaMemcpyHostToDevice));"]
+    if L["grid"] == "resident":
+        body += ["  int perSm = 0, sms = 0; // resident: every block of the grid on the GPU at once",
+                 f"  cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, {fn}, "
+                 f"{L['block']}, {L['shared'] or 0}));",
+                 "  cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));",
+                 "  const unsigned int grid = perSm * sms;"]
+    else:
+        body += [f"  const unsigned int grid = {L['grid']};"]
+    count = {"partials": "grid", "out": "n"}
+    body += [f"  {ty} *{b} = deviceArray<{ty}>({count.get(b, '1')});" for b, ty in bufs.items()]
+    if "ticket" in bufs:
+        body += ["  cudaCheck(cudaMemset(ticket, 0, sizeof *ticket)); // once: a launch leaves it 0"]
+    body += ["  for (int launch = 1; launch <= 2; ++launch) {"]
+    why = {"partials": "NaN: an unwritten partial fails", "out": "NaN: an unwritten element "
+           "fails", "result": "0: atomics add into it"}
+    for b in bufs:
+        if b != "ticket":
+            size = f"{count[b]} * sizeof(float)" if b in count else f"sizeof *{b}"
+            body += [f"    cudaCheck(cudaMemset({b}, {'0xff' if b in count else '0'}, {size})); "
+                     f"// {why.get(b, '0')}"]
+    body += [f"    toDevice({b}, {bufs[b]}({e}));" for b, e in sets]
+    body += [f"    // Launch: {text.split(';')[0]}"]
+    if L["cooperative"]:
+        body += [f"    {ty}{'' if ty.endswith('*') else ' '}arg{k} = {a};"
+                 for k, (ty, a) in enumerate(typed)]
+        body += [f"    void *args[] = {{{', '.join(f'&arg{k}' for k in range(len(typed)))}}};",
+                 f"    cudaCheck(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>({fn}), "
+                 f"grid, {L['block']}, args, {L['shared'] or 0}, 0));"]
+    else:
+        shared = f", {L['shared']}" if L["shared"] else ""
+        body += [f"    {fn}<<<grid, {L['block']}{shared}>>>({', '.join(L['args'])});"]
+    body += ["    cudaCheck(cudaGetLastError());", "    cudaCheck(cudaDeviceSynchronize());"]
+    body += [f'    expect(launch, "{name}: {d}", {g}, {w});' for d, g, w in checks]
+    return used, body + ["  }", "}"]
+
+
+def main_of(kernels):
+    """The check's C++ for KERNELS [(used helpers, function lines, name)], after the block."""
+    used = set().union(*(u for u, _, _ in kernels))
+    out = [PREAMBLE] + ["\n" + HELPERS[h] for h in HELPERS if h in used]
+    for _, fn, _ in kernels:
+        out += [""] + fn
+    out += ["", "int main() {"] + [f"  launchAndCheck{k[0].upper() + k[1:]}();" for _, _, k in kernels]
+    out += ['  if (failed) {', '    std::printf("RESULT: FAIL (%d of %d checks failed)\\n", failed, '
+            'checks);', '    return 1;', '  }',
+            '  std::printf("RESULT: PASS (%d checks, all exact)\\n", checks);', "  return 0;", "}", ""]
+    return out
 
 
 def closure(needs, own, src, by_name, report, readme, line):
@@ -399,47 +592,82 @@ def closure(needs, own, src, by_name, report, readme, line):
 
 def assemble(readme, name, lines, a, b, src, items, report):
     """The unit for one README block (lines A..B are its fences): None when it holds no kernel,
-    False when a kernel has no Needs line (reported), else (unit lines, first block line in the
-    unit, kernel names, needs, README line of the first kernel)."""
+    False when a kernel's comment lacks a Needs or a Launch line (reported), else (unit lines,
+    first block line in the unit, kernel names, needs, README line of the first kernel). The unit
+    is what the README tells a learner to copy, no more: the headers and the day's definitions of
+    what the block's Needs lines name, the block verbatim, then the check (unit_main). Each Needs
+    line must name everything its names need in turn (a helper's own Needs line, the names a
+    constant uses): a learner copies exactly what the line says."""
     block = lines[a + 1:b]
     text = "\n".join(block) + "\n"
     code = hostcheck.strip_comments(text)
-    kernels, launches = kernels_in(code), []
-    for k, (m, kl, first) in enumerate(kernels):
-        if needs_of(c for _, c in comment_above(block, first)) is None:
-            report.error(readme, a + 1 + kl, f"kernel `{m.group(1)}` (snippet `{name}`) has no "
-                         "`// Needs: ...` line ending its comment")
-            return False
-        tm = TEMPLATE.search(code[:m.start()].rstrip()) if first != kl else None
-        depth, j = 1, m.end()
-        while depth:
-            depth += (code[j] == "(") - (code[j] == ")")
-            j += 1
-        launch, why = launch_code(m.group(1), tm and tm.group(1), code[m.end():j - 1],
-                                  code[j:].split("\n}", 1)[0], k)
-        if launch is None:
-            print(f"note: {hostcheck.show(readme)}:{a + 1 + kl}: kernel `{m.group(1)}`: "
-                  f"compile-only ({why}: no argument derived)")
-        launches += launch or []
-    if not kernels:
-        return None
-    needs = needs_of(block) or []  # the block's helpers' Needs lines too
     own = {nm for _, _, names in top_level_items(text) for nm in names}
     by_name = {}
     for it in items:
         for nm in it[2]:
             by_name.setdefault(nm, []).append(it)
-    kline = a + 1 + kernels[0][1]
-    chosen, headers = closure(needs, own, src, by_name, report, readme, kline)
-    out = ["#include <cuda_runtime.h>", "#include <cstdio>", "#include <cstdlib>"]
-    out += [f"#include {h}" for h in headers] + [src[s:e] for s, e, _ in chosen]
+    for k, line in enumerate(block):  # each Needs line names its whole closure
+        end = k + 1
+        while end < len(block) and re.match(r"^\s*//\s{2,}\S", block[end]):
+            end += 1
+        if not NEEDS.match(line):
+            continue
+        named = needs_of(block[k:end])
+        chosen, headers = closure(named, own, src, by_name, report, readme, a + 2 + k)
+        missing = [it[2][0] for it in chosen if not set(it[2]) & (set(named) | own)]
+        missing += [h for h in headers if h not in named]
+        if missing:
+            report.error(readme, a + 2 + k, f"`// Needs:` leaves out {', '.join(missing)}, which "
+                         "what it names needs in turn (their own Needs lines, the names a constant "
+                         "uses): a learner copies exactly what the line names, so it must name all")
+    kernels, mains = kernels_in(code), []
+    for m, kl, first in kernels:
+        comment = [c for _, c in comment_above(block, first)]
+        what = f"kernel `{m.group(1)}` (snippet `{name}`)"
+        launch = tagged(comment, LAUNCH)
+        if needs_of(comment) is None or len(launch) != 1:
+            report.error(readme, a + 1 + kl, f"{what} has no `// Needs: ...` line ending its "
+                         "comment" if needs_of(comment) is None else f"{what} needs one `// "
+                         f"Launch: {LAUNCH_FORM}` line in its comment (found {len(launch)})")
+            return False
+        depth, j = 1, m.end()
+        while depth:
+            depth += (code[j] == "(") - (code[j] == ")")
+            j += 1
+        params = [re.match(r"(.*?)\s*(\w+)$", p.strip(), re.S).groups()
+                  for p in split_top(code[m.end():j - 1]) if p.strip() not in ("", "void")]
+        try:
+            used, fn = unit_main(m.group(1), params, launch[0])
+        except ValueError as e:
+            report.error(readme, a + 1 + kl, f"{what}: its `// Launch: {launch[0]}` line {e}")
+            return False
+        mains.append((used, fn, m.group(1)))
+    if not kernels:
+        return None
+    needs = needs_of(block) or []  # every Needs line of the block, exactly as written
+    chosen = sorted({it for nm in needs if nm not in own for it in by_name.get(nm, [])})
+    headers = list(dict.fromkeys(x for x in needs if x.startswith("<")))
+    out = [f"// {os.path.basename(os.path.dirname(readme))}, README snippet `{name}`: the block "
+           "with exactly what its", "// Needs lines name, then a check that runs it."]
+    out += [f"#include {h}" for h in headers]
+    out += [f"// From the day's .cu, what the Needs lines name:"] * bool(chosen)
+    out += [src[s:e] for s, e, _ in chosen] + [""]
     first_block_line = len("\n".join(out).splitlines()) + 1
-    out += block + [MAIN] + launches + ['  std::printf("ok\\n");', "  return 0;", "}", ""]
-    return out, first_block_line, [m.group(1) for m, _, _ in kernels], needs, kline
+    out += block + [""] + main_of(mains)
+    return out, first_block_line, [m.group(1) for m, _, _ in kernels], needs, a + 1 + kernels[0][1]
+
+
+def gpu_present():
+    """True when nvidia-smi lists a GPU (tools/gpu_test.sh's test for the GPU tests' skip)."""
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(line.startswith("GPU ") for line in p.stdout.splitlines())
 
 
 def readme_kernels(day_dir, src, opts, report):
-    """Compiles (and with --run runs) each README kernel block alone; returns how many."""
+    """Compiles (and with --run runs) each README kernel block's unit; returns how many."""
     readme = os.path.join(day_dir, "README.md")
     if not os.path.isfile(readme):
         return 0
@@ -467,11 +695,18 @@ def readme_kernels(day_dir, src, opts, report):
                 if "error" in ln:
                     print(f"  {hostcheck.show(readme)}:{block[0] + 2 + r}: nvcc: {e.group(2)}"
                           if 0 <= r < block[1] - block[0] - 1 else f"  {ln}")
-        elif opts.run and (r := subprocess.run([exe], capture_output=True, text=True)).returncode:
-            report.error(readme, kline, f"{what} compiled alone but its run exited {r.returncode}:"
-                         f" {(r.stdout + r.stderr).strip()}; generated file {cu}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+            continue
+        if opts.run:
+            try:
+                r = subprocess.run([exe], capture_output=True, text=True, timeout=600)
+            except subprocess.TimeoutExpired:
+                r = subprocess.CompletedProcess([exe], 124, "", "no answer after 600 s (a hang?)")
+            if r.returncode:
+                report.error(readme, kline, f"{what}: its check exited {r.returncode} (generated "
+                             f"file {cu}):\n" + (r.stdout + r.stderr).strip())
+                continue
+            print(f"{hostcheck.show(readme)}:{kline}: {what}: {r.stdout.strip().splitlines()[-1]}")
+        shutil.rmtree(tmp, ignore_errors=True)
     return count
 
 
@@ -486,6 +721,10 @@ def main(argv):
     rules = opts.rules.split(",")
     if set(rules) - set(RULES):
         ap.error(f"--rules: known rules are {', '.join(RULES)}")
+    if opts.run and "kernels" in rules and not gpu_present():
+        print("SKIPPED: sources --run: no CUDA device on this machine (nvidia-smi lists no GPU); "
+              "the kernel units run on a GPU runner")
+        return hostcheck.SKIP
     skipped = [r for r in rules if r != "self-contained" and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
     report, files, claims, blocks = hostcheck.Report("sources"), 0, 0, 0
