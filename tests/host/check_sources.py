@@ -452,15 +452,16 @@ def readme_kernels(day_dir, src, opts, report):
             continue
         out, first_block_line, names, needs, kline = unit
         what = f"kernel {', '.join(f'`{k}`' for k in names)} (snippet `{m.group(1)}`)"
-        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{m.group(1)}-")
+        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{m.group(1)}-", dir=opts.keep_units)
         cu, exe = os.path.join(tmp, "x.cu"), os.path.join(tmp, "x")
+        shown = cu if opts.keep_units else "removed; --keep-units DIR keeps it"
         with open(cu, "w", encoding="utf-8") as f:
             f.write("\n".join(out))
         p = subprocess.run([opts.nvcc, "-std=c++17", "-O3", "-arch=sm_75", "-o", exe, cu],
                            capture_output=True, text=True)
         if p.returncode:
             report.error(readme, kline, f"{what} does not compile alone with what its Needs line "
-                         f"names ({', '.join(needs) or 'nothing'}); generated file {cu}:")
+                         f"names ({', '.join(needs) or 'nothing'}); generated file {shown}:")
             for ln in (p.stdout + p.stderr).splitlines():
                 e = re.match(r".*?x\.cu\((\d+)\): (.*)", ln)
                 r = int(e.group(1)) - first_block_line if e else -1
@@ -469,23 +470,27 @@ def readme_kernels(day_dir, src, opts, report):
                           if 0 <= r < block[1] - block[0] - 1 else f"  {ln}")
         elif opts.run and (r := subprocess.run([exe], capture_output=True, text=True)).returncode:
             report.error(readme, kline, f"{what} compiled alone but its run exited {r.returncode}:"
-                         f" {(r.stdout + r.stderr).strip()}; generated file {cu}")
-        else:
+                         f" {(r.stdout + r.stderr).strip()}; generated file {shown}")
+        if not opts.keep_units:
             shutil.rmtree(tmp, ignore_errors=True)
     return count
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__,
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"))
     ap.add_argument("--rules", default=",".join(RULES), help="comma-separated, default all")
     ap.add_argument("--run", action="store_true", help="kernels: also run each unit (a GPU)")
+    ap.add_argument("--keep-units", metavar="DIR", help="kernels: keep each generated unit in DIR")
     ap.add_argument("paths", nargs="+")
     opts = ap.parse_args(argv)
     rules = opts.rules.split(",")
     if set(rules) - set(RULES):
         ap.error(f"--rules: known rules are {', '.join(RULES)}")
+    for a in opts.paths:
+        if not os.path.exists(a):
+            ap.error(f"{a}: no such file or directory")
     skipped = [r for r in rules if r != "self-contained" and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
     report, files, claims, blocks = hostcheck.Report("sources"), 0, 0, 0
