@@ -2,7 +2,8 @@
 """Build one day program with its README build line, run it, and write a transcript.
 
 Usage:
-  tools/capture.py DAY_DIR MODE [--arch sm_90] [--tool memcheck] [--harness] [--out-dir DIR] -- [ARGS...]
+  tools/capture.py DAY_DIR MODE [--arch sm_90] [--tool memcheck] [--harness] [--out-dir DIR]
+                   [--keep-failed] [--build-only] -- [ARGS...]
 
   DAY_DIR   a day directory, e.g. code/day25-reduction-2
   MODE      the transcript's name stem: default, sweep, self-test, memcheck, race-demo-racecheck, ...
@@ -14,7 +15,8 @@ Usage:
   --harness runs the day's test program, tests/harness/<day-dir>.cu (the lesson file included with
             its main() off), built by the same README line with that source and `-o harness`
   --out-dir where the transcript goes (default: evidence/<day-dir-name>/)
-  --build-only  build (into a cache keyed by the build line and the source) and stop
+  --build-only  build (always: no cache) and stop; any compiler output fails (exit 3)
+  --keep-failed write the transcript of a run that exits non-zero too
 
 The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt: a header of '# key: value'
 lines (date UTC, GPU, driver, CUDA, build line, command, exit code), one '#' line, then the
@@ -25,10 +27,22 @@ fingerprint ignores comments and whitespace (tools/transcript.py says exactly wh
 check compares it with the files as they are, so a transcript goes stale when code changes, not
 when a comment does. A transcript is never edited or overwritten after it is written: a later
 capture of the same mode, day and GPU is named <MODE>-<YYYY-MM-DD>T<HHMMSS>-<gpu>.txt (its
-start time, UTC), and the checks take the newest by the header's date and time.
+start time, UTC), and the checks take the newest by the header's date and time (of the runs
+that did not fail: tools/transcript.py's `newest`).
+
+After `# exit code:` comes `# output: sha256=HEX`, the sha256 of the verbatim output below the
+header (the bytes after its closing `#` line): the seal that host.transcripts checks, so an edited
+digit shows. Transcripts written before the seal existed have no such line and are read as unsealed.
+
+Where no GPU is present (nvidia-smi lists none) it prints one line and exits 1 before building,
+and writes nothing. A run that exits non-zero is not written unless --keep-failed says so (a race
+exhibit under racecheck, whose non-zero exit is what it records): its output is printed instead.
+--build-only compiles every time, in a directory of its own that it removes; a capture reuses a
+build from build/capture-cache/ keyed by the build line, the sources, and the compiler (its
+resolved path and `nvcc --version`).
 
 Exit code: the program's exit code (so a failing run is visible to the caller), 3 if the build
-failed, 2 on bad usage of this script. The transcript is written in every case but a failed build.
+failed, 2 on bad usage of this script (one line on stderr), 1 where there is no GPU.
 """
 import argparse
 import datetime
@@ -36,6 +50,7 @@ import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,6 +94,11 @@ def gpu_facts():
     return name, driver, cuda
 
 
+def gpu_present():
+    """True when nvidia-smi lists a GPU (the same test as tools/gpu_test.sh's)."""
+    return any(l.startswith("GPU ") for l in query(["nvidia-smi", "-L"]).splitlines())
+
+
 def gpu_slug(name):
     s = name.lower().replace("nvidia", "").replace("geforce", "")
     s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
@@ -87,7 +107,7 @@ def gpu_slug(name):
 
 def write(out_dir, mode, started, build, sources, command, code, body):
     """Writes OUT_DIR/MODE-YYYY-MM-DD-GPU.txt: the header (see above; SOURCES are paths from the
-    repository root) and BODY. Returns its path."""
+    repository root), the seal of BODY, and BODY. Returns its path."""
     name, driver, cuda = gpu_facts()
     header = [f"# date: {started:%Y-%m-%d %H:%M:%S} UTC", f"# gpu: {name}", f"# driver: {driver}",
               f"# cuda: {cuda}", f"# build: {build}"]
@@ -96,18 +116,40 @@ def write(out_dir, mode, started, build, sources, command, code, body):
             sha = hashlib.sha256(f.read()).hexdigest()
         header.append(f"# source: {os.path.relpath(os.path.join(ROOT, s), ROOT)} sha256={sha} "
                       f"fingerprint={transcript.fingerprint(os.path.join(ROOT, s))}")
+    seal = hashlib.sha256(body.encode("utf-8")).hexdigest()
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
     if os.path.exists(path):  # never overwritten: a later capture of the day names its time too
         path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%dT%H%M%S}-{gpu_slug(name)}.txt")
     with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(header + [f"# command: {command}", f"# exit code: {code}", "#"]) + "\n"
-                + body)
+        f.write("\n".join(header + [f"# command: {command}", f"# exit code: {code}",
+                                    f"# output: sha256={seal}", "#"]) + "\n" + body)
     return path
 
 
+def compiler_identity(nvcc):
+    """The compiler a build line's first word resolves to: its real path and `--version` text."""
+    found = shutil.which(nvcc)
+    return f"{os.path.realpath(found)}\n{query([found, '--version'])}" if found else ""
+
+
+def build(words, exe):
+    """Runs the build line WORDS with its output at EXE; '' on success (no compiler output at all),
+    else what the compiler printed."""
+    words = list(words)
+    words[words.index("-o") + 1] = exe
+    try:
+        b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
+    except OSError as e:
+        return f"{words[0]}: {e.strerror}\n"
+    if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
+        return b.stdout + b.stderr + (f"exit code {b.returncode}\n" if b.returncode else "")
+    return ""
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("day_dir")
     ap.add_argument("mode")
     ap.add_argument("--arch")
@@ -115,7 +157,8 @@ def main():
     ap.add_argument("--harness", action="store_true")
     ap.add_argument("--wrap")
     ap.add_argument("--out-dir")
-    ap.add_argument("--build-only", action="store_true", help="build into the cache and stop")
+    ap.add_argument("--build-only", action="store_true", help="build (no cache) and stop")
+    ap.add_argument("--keep-failed", action="store_true", help="write a failed run's transcript")
     argv = sys.argv[1:]
     prog_args = []
     if "--" in argv:
@@ -124,11 +167,20 @@ def main():
     a = ap.parse_args(argv)
     a.args = prog_args
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", a.mode):
-        print("capture: MODE must be lower-case letters, digits and '-'", file=sys.stderr)
-        return 2
+        ap.error(f"MODE `{a.mode}`: lower-case letters, digits and '-' only")
+    if a.arch and not re.fullmatch(r"sm_\d+", a.arch):
+        ap.error(f"--arch `{a.arch}`: want sm_NN, e.g. sm_90")
 
     day_dir = os.path.normpath(os.path.join(ROOT, a.day_dir)) if not os.path.isabs(a.day_dir) else a.day_dir
     day_name = os.path.basename(day_dir)
+    if not os.path.isdir(day_dir):
+        ap.error(f"{a.day_dir}: no such file or directory")
+    if not os.path.isfile(os.path.join(day_dir, "README.md")):
+        ap.error(f"{a.day_dir}: not a day directory (no README.md with a build line there)")
+    if not a.build_only and not gpu_present():
+        print("capture: no CUDA device on this machine (nvidia-smi lists no GPU): nothing built, "
+              "run or written", file=sys.stderr)
+        return 1
     build_line = readme_build_line(day_dir)
     if a.arch:
         if not re.search(r"-arch=sm_\d+", build_line):
@@ -144,33 +196,37 @@ def main():
     if a.harness:
         test = f"tests/harness/{day_name}.cu"
         if not os.path.exists(os.path.join(ROOT, test)):
-            sys.exit(f"capture: --harness: no {test}")
+            ap.error(f"--harness: no {test}")
         words = [test if w.endswith(".cu") else w for w in words]
         words[words.index("-o") + 1] = "harness"
         build_line = shlex.join(words)
         src = [test, "tests/harness/harness.h"] + lesson
-    exe_name = words[words.index("-o") + 1]
-    # Builds are cached by (build line, source text): capturing nine modes of one day compiles once.
-    key = hashlib.sha256(build_line.encode())
+    exe_name = os.path.basename(words[words.index("-o") + 1])
+    if a.build_only:  # the test of the README line: it compiles here and now, every time
+        with tempfile.TemporaryDirectory(prefix="capture-build-") as tmp:
+            err = build(words, os.path.join(tmp, exe_name))
+        if err:
+            sys.stderr.write(err)
+            print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
+            return 3
+        print(f"capture: built, no compiler output: {build_line} ({shutil.which(words[0])})")
+        return 0
+    # Captures reuse a build (nine modes of one day compile once), keyed by what makes it.
+    key = hashlib.sha256((build_line + "\n" + compiler_identity(words[0])).encode())
     for s in src:
         with open(os.path.join(ROOT, s), "rb") as f:
             key.update(f.read())
-    cache = os.path.join(tempfile.gettempdir(), "capture-cache", key.hexdigest()[:16])
-    exe = os.path.join(cache, os.path.basename(exe_name))
-    tmp = tempfile.mkdtemp(prefix="capture-run-")
+    cache = os.path.join(ROOT, "build", "capture-cache", key.hexdigest()[:16])
+    exe = os.path.join(cache, exe_name)
     if not os.path.exists(exe):
         os.makedirs(cache, exist_ok=True)
         partial = f"{exe}.partial{os.getpid()}"  # parallel captures may build the same key
-        words[words.index("-o") + 1] = partial
-        b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
-        if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
-            sys.stderr.write(b.stdout + b.stderr)
+        err = build(words, partial)
+        if err:
+            sys.stderr.write(err)
             print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
             return 3
         os.replace(partial, exe)
-    if a.build_only:
-        print(f"capture: built {exe}")
-        return 0
 
     prefix = shlex.split(a.wrap) if a.wrap else []
     if a.tool:
@@ -180,10 +236,16 @@ def main():
         prefix = ["compute-sanitizer", "--tool", a.tool, "--report-api-errors", "no",
                   "--error-exitcode", "1"] + prefix
     run = prefix + [exe] + a.args
-    shown = shlex.join(prefix + ["./" + os.path.basename(exe_name)] + a.args)
+    shown = shlex.join(prefix + ["./" + exe_name] + a.args)
     started = datetime.datetime.now(datetime.timezone.utc)
-    p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with tempfile.TemporaryDirectory(prefix="capture-run-") as tmp:
+        p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     body = p.stdout.decode("utf-8", errors="replace")
+    if p.returncode != 0 and not a.keep_failed:
+        sys.stdout.write(body)
+        print(f"capture: exit code {p.returncode}: no transcript written (a failed run is written "
+              "only with --keep-failed)")
+        return p.returncode
 
     path = write(a.out_dir or os.path.join(ROOT, "evidence", day_name), a.mode, started,
                  build_line, src, shown, p.returncode, body)

@@ -68,7 +68,7 @@ prepare() {
 
 check() {
   if [ ! -f "$stamp" ]; then
-    echo "SKIP: no CUDA 12.4 root at $root; prepare it (root, ~5 min, 1.9 GB): sudo tools/cuda12.sh prepare"
+    echo "SKIPPED: no CUDA 12.4 root at $root; prepare it (root, ~5 min, 1.9 GB): sudo tools/cuda12.sh prepare"
     exit 77
   fi
   echo "cuda12: $(chroot "$root" nvcc --version | tail -n 1)"

@@ -12,7 +12,8 @@
 # Exit 77 (CTest's skip) with the reason printed when no CUDA device is present.
 # With REDUCTION_CAPTURE=DIR set, the same run is made through tools/capture.py instead (built with
 # the README line for REDUCTION_CAPTURE_ARCH, default sm_90), which also writes its transcript to
-# DIR/<day>/: one pass gives both the test verdict and the evidence.
+# DIR/<day>/: one pass gives both the test verdict and the evidence (a run that fails is printed,
+# not written, but for the race exhibit, whose flagged hazard is the record).
 set -u
 how=$1 day_dir=$2 mode=$3 kind=$4; shift 4
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
@@ -26,7 +27,7 @@ if [ -n "${REDUCTION_CAPTURE:-}" ]; then
   [ "$kind" = harness ] && opts+=(--harness)
   case "$how" in
     sanitize-*) opts+=(--tool "${how#sanitize-}") ;;
-    expect-race) opts+=(--tool racecheck) ;;
+    expect-race) opts+=(--tool racecheck --keep-failed) ;; # racecheck's non-zero exit is the record
   esac
   out=$(python3 "$here/tools/capture.py" "${opts[@]}" "$day_dir" "$mode" -- "$@" </dev/null); rc=$?
   echo "$out"
@@ -39,7 +40,7 @@ if [ -n "${REDUCTION_CAPTURE:-}" ]; then
       fi
       echo "FAILED: racecheck reported no hazard for the race exhibit (exit $rc)"; exit 1 ;;
     run-if-memory)
-      if [ "$rc" = 2 ] && [ -n "$file" ] && grep -q 'device memory' "$here/$file"; then
+      if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q 'device memory'; then # not written: failed
         echo "SKIPPED: this device has too little memory for this size"; exit 77
       fi ;;
   esac

@@ -16,7 +16,10 @@ Figures (day, mode of the transcript -> file):
   day25 in-flight -> in-flight-gbps-vs-bytes.svg  GB/s against KiB in flight, 4- and 16-byte loads
   day26 sweep     -> sweep-us-vs-n.svg            us per call against n, one line a row
   day39 default   -> default-gbps-vs-n.svg        GB/s against n, one line a row, stream and graph
+
+Bad usage (an unknown flag, a ROOT without evidence/) is one line on stderr and exit 2.
 """
+import argparse
 import html
 import json
 import os
@@ -143,8 +146,15 @@ def recorded(svg):
 
 
 def main(argv):
-    check = "--check" in argv
-    root = next((a for a in argv if not a.startswith("--")), ROOT)
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="draw nothing; fail where a figure is stale")
+    ap.add_argument("root", nargs="?", default=ROOT)
+    a = ap.parse_args(argv)
+    check, root = a.check, a.root
+    if not os.path.isdir(os.path.join(root, "evidence")):
+        ap.error(f"{root}: " + ("no such file or directory" if not os.path.exists(root) else
+                                "not a repository root (no evidence/ in it)"))
     if not check:
         import matplotlib
         matplotlib.use("Agg")

@@ -15,8 +15,10 @@ without retyping a number). `<!-- snippet: NAME -->` is followed by a fenced blo
 lines strictly between `// snippet: NAME` and `// end snippet` in the day's one .cu file. A missing block is
 inserted. Errors (exit 1, also without --check): a marker with no transcript, or no matching line;
 an unknown snippet name; a snippet shown twice in a README, or marked twice in the source. With
---check, a block that differs is an error too.
+--check, a block that differs is an error too. Bad usage (an unknown flag, a path that is not
+there) is one line on stderr and exit 2.
 """
+import argparse
 import glob
 import os
 import re
@@ -39,15 +41,19 @@ def show(path):
     return path if rel.startswith("..") else rel
 
 
-def readmes_of(args):
+def readmes_of(args, ap):
     out = []
-    for a in map(os.path.abspath, args):
-        if os.path.isfile(a):
+    for arg in args:
+        a = os.path.abspath(arg)
+        if os.path.isfile(a) and a.endswith(".md"):
             out.append(a)
         elif os.path.isdir(os.path.join(a, "code")) and not os.path.basename(a).startswith("day"):
             out += glob.glob(os.path.join(a, "code", "day*", "README.md"))
         elif os.path.isfile(os.path.join(a, "README.md")):
             out.append(os.path.join(a, "README.md"))
+        else:
+            ap.error(f"{arg}: " + ("no such file or directory" if not os.path.exists(a) else
+                                   "not a README.md, a day directory nor a repository root"))
     return sorted(set(out))
 
 
@@ -181,11 +187,13 @@ def sync(readme, check_only):
 
 
 def main(argv):
-    if any(a in ("-h", "--help") for a in argv):
-        print(__doc__)
-        return 0
-    check_only = "--check" in argv
-    readmes = readmes_of([a for a in argv if a != "--check"] or [ROOT])
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="change nothing; fail where out of date")
+    ap.add_argument("paths", nargs="*", default=[ROOT])
+    a = ap.parse_args(argv)
+    check_only = a.check
+    readmes = readmes_of(a.paths, ap)
     problems = changed = 0
     for r in readmes:
         p, c = sync(r, check_only)

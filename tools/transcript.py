@@ -8,6 +8,7 @@ leaves a transcript current; changing any token of code (a name, a number, an op
 the program prints) makes it stale. A transcript header names each source it was built from as
 `# source: PATH sha256=HEX fingerprint=HEX`; the checks compare the fingerprint.
 """
+import functools
 import glob
 import hashlib
 import os
@@ -63,6 +64,7 @@ HEADER = [  # key, pattern, in the order capture.py writes them (`# source:` lin
     ("exit code", re.compile(r"^# exit code: (-?\d+)$")),
     ("end of header", re.compile(r"^(#)$")),
 ]
+OUTPUT = re.compile(r"^# output: sha256=([0-9a-f]{64})$")  # the seal; older transcripts lack it
 SOURCE = re.compile(r"^# source: (?P<path>\S+) sha256=(?P<hash>[0-9a-f]{64})"
                     r"(?: fingerprint=(?P<fp>[0-9a-f]{64}))?$")
 NAME = re.compile(r"^(?P<mode>[a-z0-9][a-z0-9-]*?)-(?P<date>\d{4}-\d{2}-\d{2})(?:T(?P<time>\d{6}))?"
@@ -99,6 +101,8 @@ class Table:
 class Transcript:
     """One evidence file. `header`: {key: (value, line)} for the keys of HEADER that were found in
     order (reading stops at the first that is not); `sources`: [(line, match of SOURCE)];
+    `seal`: (the `# output: sha256=` value, its line) or None (unsealed: written before the seal);
+    `body_sha256`: the sha256 of the bytes below the header, which the seal must equal;
     `header_len`; `lines`; `mode`, `date`, `time` (HHMMSS or None), `gpu_slug` from the file name
     ('' if it does not fit);
     `tables` of the output; `result`: the last non-empty output line (compute-sanitizer's
@@ -106,12 +110,16 @@ class Transcript:
 
     def __init__(self, path):
         self.path = path
-        with open(path, encoding="utf-8", errors="replace") as f:
-            self.lines = f.read().splitlines()
-        self.header, self.sources, k = {}, [], 0
+        with open(path, "rb") as f:
+            raw = f.read()
+        self.lines = raw.decode("utf-8", errors="replace").splitlines()
+        self.header, self.sources, self.seal, k = {}, [], None, 0
         for key, rx in HEADER:
             while key == "command" and k < len(self.lines) and SOURCE.match(self.lines[k]):
                 self.sources.append((k + 1, SOURCE.match(self.lines[k])))
+                k += 1
+            if key == "end of header" and k < len(self.lines) and OUTPUT.match(self.lines[k]):
+                self.seal = (OUTPUT.match(self.lines[k]).group(1), k + 1)
                 k += 1
             m = rx.match(self.lines[k]) if k < len(self.lines) else None
             if not m:
@@ -119,6 +127,7 @@ class Transcript:
             self.header[key] = (m.group(1), k + 1)
             k += 1
         self.header_len = k
+        self.body_sha256 = hashlib.sha256(raw.split(b"\n", k)[-1] if k else raw).hexdigest()
         nm = NAME.match(os.path.basename(path))
         self.mode, self.date, self.time, self.gpu_slug = \
             nm.group("mode", "date", "time", "gpu") if nm else ("",) * 4
@@ -148,18 +157,38 @@ def tables(lines, first=0):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _start(path):
+    """(the header's date and time or '', its exit code or None) of a transcript."""
+    date, code = "", None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.rstrip("\n") == "#":
+                break
+            h, c = HEADER[0][1].match(line.rstrip("\n")), HEADER[6][1].match(line.rstrip("\n"))
+            date, code = h.group(1) if h else date, int(c.group(1)) if c else code
+    return date, code
+
+
+def failed(path, code=None):
+    """True when the transcript at PATH records a failed run: a non-zero exit code (CODE, or its
+    header's), unless it is a race-demo run (its sanitizer must flag the exhibit) or a note beside
+    it (MODE-...-GPU.note.md) explains it."""
+    code = _start(path)[1] if code is None else code
+    notes = [path[:-4] + ".note.md", path + ".note.md"]
+    return bool(code) and "race-demo" not in os.path.basename(path) and \
+        not any(map(os.path.exists, notes))
+
+
 def newest(ev_dir, mode):
-    """The newest ev_dir/MODE-YYYY-MM-DD[THHMMSS]-GPU.txt: by the date in the name, then the
-    header's date and time, then the name. None if there is none."""
+    """The newest ev_dir/MODE-YYYY-MM-DD[THHMMSS]-GPU.txt that is not a failed run: by the date
+    in the name, then the header's date and time, then the name. None if there is none."""
     name = re.compile(re.escape(mode) + r"-(\d{4}-\d{2}-\d{2})(?:T\d{6})?-[a-z0-9-]+\.txt$")
     best = None
     for path in glob.glob(os.path.join(ev_dir, "*.txt")):
         m = name.match(os.path.basename(path))
-        if m:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                first = f.readline().rstrip("\n")
-            h = HEADER[0][1].match(first)
-            key = (m.group(1), h.group(1) if h else "", os.path.basename(path))
+        if m and not failed(path):
+            key = (m.group(1), _start(path)[0], os.path.basename(path))
             best = max(best, (key, path)) if best else (key, path)
     return best[1] if best else None
 

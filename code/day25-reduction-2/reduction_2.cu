@@ -114,6 +114,7 @@ __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
 
 constexpr int kBlock = 256;                        // threads a block, every reduction row
 constexpr int kWarp = 32;                          // lanes a warp (checked on the device too)
+constexpr unsigned kFullMask = 0xffffffffu;        // all 32 lanes: the mask of every shuffle
 constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB
 constexpr int kDefaultGrid = 1024;                 // blocks of the grid-stride rows v4c..v8
 constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
@@ -231,11 +232,11 @@ __global__ void reduceV4c(const float *__restrict__ in, float *__restrict__ part
 // Assumes: as v4c: blockDim.x a power of two, now >= 64 (two whole warps at least); the third
 // launch argument (dynamic shared memory) blockDim.x * sizeof(float), because sdata is `extern`:
 // left out, sdata has 0 bytes and the first store is out of bounds; any grid >= 1. The mask
-// 0xffffffff names all 32 lanes: correct only because the whole of warp 0 (tid < 32) takes the
+// kFullMask names all 32 lanes: correct only because the whole of warp 0 (tid < 32) takes the
 // branch. Since Volta the lanes of a warp need not run in lock-step; the shuffle (not a volatile
 // shared tail) is what makes each lane's read see its partner's value.
 // Launch: reduceV5<<<1024, 256, 256 * sizeof(float)>>>(in, partials, n)
-// Needs: nothing
+// Needs: kFullMask
 // ptx: shfl
 __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ partials, size_t n) {
   extern __shared__ float sdata[];
@@ -256,7 +257,7 @@ __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ parti
   if (tid < 32) {
     v = sdata[tid] + sdata[tid + 32];
     for (int offset = 16; offset > 0; offset >>= 1) {
-      v += __shfl_down_sync(0xffffffffu, v, offset);
+      v += __shfl_down_sync(kFullMask, v, offset);
     }
     if (tid == 0) {
       partials[blockIdx.x] = v;
@@ -270,7 +271,7 @@ __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ parti
 // kThreads = blockDim.x, a compile-time power of two from 64 to 1024, so the compiler decides
 // each `if (kThreads >= ...)`: the steps a block size does not need are not even compiled.
 // sdata holds kThreads floats. Every thread must call it (it contains barriers).
-// Needs: isPowerOfTwo
+// Needs: isPowerOfTwo, kFullMask
 template <int kThreads>
 __device__ float blockReduceSum(float v, float *sdata) {
   static_assert(isPowerOfTwo(kThreads) && kThreads >= 64 && kThreads <= 1024, "block size");
@@ -304,7 +305,7 @@ __device__ float blockReduceSum(float v, float *sdata) {
   if (tid < 32) { // all of warp 0: the full mask below names only lanes that are present
     v = sdata[tid] + sdata[tid + 32];
     for (int offset = 16; offset > 0; offset >>= 1) {
-      v += __shfl_down_sync(0xffffffffu, v, offset);
+      v += __shfl_down_sync(kFullMask, v, offset);
     }
   }
   return v; // meaningful in thread 0 only

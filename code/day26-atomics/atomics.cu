@@ -106,6 +106,7 @@ Timing timeKernel(Launch launch, Poison poison) {
 // snippet: constants
 constexpr int kBlock = 256;                    // threads a block: copy and the four sum rows
 constexpr int kWarp = 32;                      // lanes a warp (the host checks the device's)
+constexpr unsigned kFullMask = 0xffffffffu;    // all 32 lanes: the mask of every shuffle
 constexpr int kWarpsPerBlock = kBlock / kWarp; // warp sums a block reduction adds
 constexpr int kTrapBlock = 32;                 // trapezoid kernels: one warp a block
 constexpr float kTrapA = 0.0f;                 // the trapezoid rule's interval [a, b]
@@ -193,14 +194,14 @@ __global__ void atomicPerElement(const float *__restrict__ in, size_t n, float *
 
 // snippet: helpers
 // The sum of one warp's 32 values, in lane 0. Every lane of the warp must call it: the mask
-// 0xffffffff names all 32 lanes, and __shfl_down_sync needs every lane it names to execute it
+// kFullMask names all 32 lanes, and __shfl_down_sync needs every lane it names to execute it
 // (a lane that returned early would make the result undefined). Lanes whose source lane would be
 // past 31 get their own value back; only lane 0's result is the whole sum. Source: the CUDA C++
 // Programming Guide, warp shuffle functions (research/day26-atomics.md [S3]).
-// Needs: kWarp
+// Needs: kWarp, kFullMask
 __device__ inline float warpSum(float v) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    v += __shfl_down_sync(0xffffffffu, v, offset);
+    v += __shfl_down_sync(kFullMask, v, offset);
   }
   return v;
 }

@@ -110,6 +110,7 @@ Timing timeKernel(Launch launch, Poison poison) {
 // snippet: constants
 constexpr int kBlock = 256;                    // threads a block, every reduction kernel
 constexpr int kWarp = 32;                      // lanes a warp (checked on the device too)
+constexpr unsigned kFullMask = 0xffffffffu;    // all 32 lanes: the mask of every shuffle
 constexpr int kWarpsPerBlock = kBlock / kWarp; // one shared slot a warp in the block reduce
 // end snippet
 constexpr int kGrid = 1024;                        // blocks of every reduction row
@@ -187,16 +188,16 @@ __device__ float gridStrideSum(const float *__restrict__ in, size_t n) {
 // Block sum, shuffle first: each warp adds its 32 values with __shfl_down_sync, lane 0 of each warp
 // writes one shared slot, and warp 0 adds the kWarpsPerBlock slots the same way. Every thread of
 // the block must call it (it holds a barrier); blockDim.x == kBlock. Returns the block's sum in
-// thread 0 (other threads hold part of it). The full mask 0xffffffff is right: all 32 lanes of
+// thread 0 (other threads hold part of it). The full mask kFullMask is right: all 32 lanes of
 // every warp run the first loop, and all 32 lanes of warp 0 run the second (the whole warp takes
 // the `warp == 0` branch; lanes past kWarpsPerBlock add 0). warpSums holds kWarpsPerBlock
 // floats; a caller that reuses it must pass a __syncthreads() between two calls.
-// Needs: kBlock, kWarp, kWarpsPerBlock
+// Needs: kBlock, kWarp, kWarpsPerBlock, kFullMask
 __device__ float blockReduceSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
   unsigned int warp = threadIdx.x / kWarp;
   for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-    v += __shfl_down_sync(0xffffffffu, v, offset);
+    v += __shfl_down_sync(kFullMask, v, offset);
   }
   if (lane == 0) {
     warpSums[warp] = v;
@@ -205,7 +206,7 @@ __device__ float blockReduceSum(float v, float *warpSums) {
   if (warp == 0) {
     v = lane < kWarpsPerBlock ? warpSums[lane] : 0.0f;
     for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-      v += __shfl_down_sync(0xffffffffu, v, offset);
+      v += __shfl_down_sync(kFullMask, v, offset);
     }
   }
   return v; // meaningful in thread 0 only

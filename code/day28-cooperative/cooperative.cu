@@ -118,6 +118,7 @@ constexpr int kWarp = 32;               // lanes a warp (the program refuses a d
 constexpr int kMaxWarps = 1024 / kWarp; // slots of the per-warp shared array
 constexpr int kTileVec4 = 256;          // float4s a tile (a tile is a chunk of the input)
 constexpr size_t kTileFloats = 4 * kTileVec4; // floats a tile: 1024 = 2^10
+constexpr unsigned kFullMask = 0xffffffffu;   // all 32 lanes: the mask of every shuffle
 // end snippet
 constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB, the largest timed n
 constexpr int kTwoPassGrid = 1024;                 // blocks of pass 1 in every two-pass row
@@ -258,16 +259,16 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
 // snippet: block-sum-shuffle
 // Block sum with warp shuffles: each warp adds its 32 values with __shfl_down_sync, lane 0 writes
 // the warp's sum to one shared slot, one barrier, then warp 0 adds the slots (lanes past the number
-// of warps add 0). Launch: blockDim.x a multiple of 32 up to 1024 (the full mask 0xffffffff names
+// of warps add 0). Launch: blockDim.x a multiple of 32 up to 1024 (the full mask kFullMask names
 // 32 lanes that are all present). Every thread of the block must call it (it has barriers). Returns
 // the block's sum in thread 0 (the other lanes of warp 0 hold part of it, the other warps 0).
-// Needs: kWarp, kMaxWarps
+// Needs: kWarp, kMaxWarps, kFullMask
 __device__ float blockSumShuffle(float v) {
   __shared__ float warpSums[kMaxWarps];
   unsigned int lane = threadIdx.x % kWarp;
   unsigned int warp = threadIdx.x / kWarp;
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    v += __shfl_down_sync(0xffffffffu, v, offset);
+    v += __shfl_down_sync(kFullMask, v, offset);
   }
   if (lane == 0) {
     warpSums[warp] = v;
@@ -277,7 +278,7 @@ __device__ float blockSumShuffle(float v) {
   if (warp == 0) { // the whole of warp 0: the full mask below is true
     total = lane < blockDim.x / kWarp ? warpSums[lane] : 0.0f;
     for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      total += __shfl_down_sync(0xffffffffu, total, offset);
+      total += __shfl_down_sync(kFullMask, total, offset);
     }
   }
   __syncthreads(); // warp 0 has read the slots: a second call may overwrite them

@@ -151,6 +151,7 @@ Timing timeGraph(Launch launch, Poison poison, int calls, cudaStream_t stream) {
 // snippet: constants
 constexpr int kBlock = 256;                           // threads a block: copy and the ladder rows
 constexpr int kWarp = 32;                             // lanes a warp (checked on the device too)
+constexpr unsigned kFullMask = 0xffffffffu;           // all 32 lanes: the mask of every shuffle
 constexpr int kWarpsPerBlock = kBlock / kWarp;        // shared slots of the ladder's block sum
 constexpr int kLadderGrid = 1024;                     // v8 and last block: day 25/27's grid
 constexpr int kCoopTileVec4 = 256;                    // cooperative (day 28): float4s a tile
@@ -275,15 +276,15 @@ __device__ float gridStrideSum(const float *__restrict__ in, size_t n) {
 // Block sum, shuffle first: each warp adds its 32 values with __shfl_down_sync, lane 0 of each warp
 // writes one shared slot, and warp 0 adds the blockDim.x / 32 slots the same way. Every thread of
 // the block must call it (it holds a barrier); blockDim.x a multiple of 32, at most 1024; warpSums
-// holds blockDim.x / 32 floats. Returns the block's sum in thread 0. The full mask 0xffffffff is
+// holds blockDim.x / 32 floats. Returns the block's sum in thread 0. The full mask kFullMask is
 // right: every lane of each warp executes both shuffle loops (warp 0 takes `warp == 0` whole).
 // A caller that reuses warpSums must pass a __syncthreads() between two calls.
-// Needs: kWarp
+// Needs: kWarp, kFullMask
 __device__ float blockReduceSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
   unsigned int warp = threadIdx.x / kWarp;
   for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-    v += __shfl_down_sync(0xffffffffu, v, offset);
+    v += __shfl_down_sync(kFullMask, v, offset);
   }
   if (lane == 0) {
     warpSums[warp] = v;
@@ -292,7 +293,7 @@ __device__ float blockReduceSum(float v, float *warpSums) {
   if (warp == 0) {
     v = lane < blockDim.x / kWarp ? warpSums[lane] : 0.0f;
     for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-      v += __shfl_down_sync(0xffffffffu, v, offset);
+      v += __shfl_down_sync(kFullMask, v, offset);
     }
   }
   return v; // meaningful in thread 0 only

@@ -16,6 +16,13 @@ ptx             A kernel claims what its machine code holds with a line in the c
                 `// race exhibit: WHY` and `// end race exhibit` (paired, none nested, and the file
                 mentions --race-demo), and a kernel whose PTX has ld/st.volatile.shared must be
                 inside one (CUDA-CODE-STYLE.md section 8).
+masks           The mask of every warp-synchronous call (__shfl*_sync, __reduce_*_sync, __ballot_sync,
+                __any_sync, __all_sync, __uni_sync, __match_*_sync, __syncwarp given a mask) is a
+                name bound to the full warp, `constexpr unsigned int NAME = 0xffffffffu;` in the
+                file, or a variable that __ballot_sync or __activemask set in the same function (or
+                such a call itself). A literal, a partial constant or any other value is a fault:
+                no sanitizer sees a mask that names fewer lanes than run the call
+                (CUDA-CODE-STYLE.md section 8).
 kernels         Every README kernel block compiles alone with what its comments' `// Needs: a, b,
                 <header>` lines name (continued on `//` lines indented 2+ more), and each Needs line
                 names all that its names need in turn (a helper's own Needs line, the names a
@@ -29,7 +36,7 @@ kernels         Every README kernel block compiles alone with what its comments'
                 the same units in the notebook.
 
 Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the
-self-contained rule, which needs none, is still checked and its faults still fail).
+self-contained and masks rules, which need none, are still checked and their faults still fail).
 """
 import argparse
 import os
@@ -41,7 +48,7 @@ import tempfile
 
 import hostcheck
 
-RULES = ("self-contained", "ptx", "kernels")
+RULES = ("self-contained", "masks", "ptx", "kernels")
 KERNEL = re.compile(r"\b__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|\w+)\s+)*?void\s+"
                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 
@@ -129,6 +136,38 @@ def self_contained(path, text, code, report):
         what = "names timeKernel but never defines it" if use else "defines no timeKernel"
         report.error(path, hostcheck.line_of(code, use.start()) if use else 1, f"{what}: each day "
                      "defines its own timeKernel function (CUDA-CODE-STYLE.md section 5)")
+
+
+# --- masks ---------------------------------------------------------------------------------------
+WARP_CALL = re.compile(r"\b(__shfl(?:_up|_down|_xor)?_sync|__reduce_(?:add|min|max|and|or|xor)_sync"
+                       r"|__(?:ballot|any|all|uni)_sync|__match_(?:any|all)_sync|__syncwarp)\s*\(")
+FULL_MASK = re.compile(r"\bconstexpr\s+(?:unsigned(?:\s+int)?|(?:std::)?uint32_t)\s+(\w+)\s*=\s*"
+                       r"0[xX][fF]{8}[uU]?\s*;")
+COMPUTED = r"(?:__ballot_sync|__activemask)\s*\("
+
+
+def masks(path, text, code, report):
+    """Faults for each warp-synchronous call whose mask is neither a full-warp constant nor a value
+    __ballot_sync/__activemask computed in the same (top-level) function. Returns the calls seen."""
+    full = set(FULL_MASK.findall(code))
+    items = [(a, b) for a, b, _ in top_level_items(text)]
+    calls = 0
+    for m in WARP_CALL.finditer(code):
+        depth, j = 1, m.end()
+        while depth and j < len(code) and not (depth == 1 and code[j] == ","):
+            depth += (code[j] == "(") - (code[j] == ")")
+            j += 1
+        arg, calls = " ".join(code[m.end():j - (depth == 0)].split()), calls + 1
+        body = next((code[a:m.start()] for a, b in items if a <= m.start() < b), "")
+        if (m.group(1) == "__syncwarp" and not arg) or arg in full or re.match(COMPUTED, arg) or (
+                re.fullmatch(r"\w+", arg) and re.search(rf"\b{arg}\s*=\s*{COMPUTED}", body)):
+            continue
+        report.error(path, hostcheck.line_of(code, m.start()), f"`{m.group(1)}` mask `{arg}`: not "
+                     "a named full-warp constant (`constexpr unsigned int kFullMask = 0xffffffffu;`) "
+                     "nor a value __ballot_sync or __activemask computed in this function: a mask "
+                     "naming fewer lanes than run the call is undefined, and no sanitizer sees it "
+                     "(CUDA-CODE-STYLE.md section 8)")
+    return calls
 
 
 # --- ptx -----------------------------------------------------------------------------------------
@@ -680,21 +719,24 @@ def readme_kernels(day_dir, src, opts, report):
             continue
         out, first_block_line, names, needs, kline = unit
         what = f"kernel {', '.join(f'`{k}`' for k in names)} (snippet `{m.group(1)}`)"
-        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{m.group(1)}-")
+        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{m.group(1)}-", dir=opts.keep_units)
         cu, exe = os.path.join(tmp, "x.cu"), os.path.join(tmp, "x")
+        shown = cu if opts.keep_units else "removed; --keep-units DIR keeps it"
         with open(cu, "w", encoding="utf-8") as f:
             f.write("\n".join(out))
         p = subprocess.run([opts.nvcc, "-std=c++17", "-O3", "-arch=sm_75", "-o", exe, cu],
                            capture_output=True, text=True)
         if p.returncode:
             report.error(readme, kline, f"{what} does not compile alone with what its Needs line "
-                         f"names ({', '.join(needs) or 'nothing'}); generated file {cu}:")
+                         f"names ({', '.join(needs) or 'nothing'}); generated file {shown}:")
             for ln in (p.stdout + p.stderr).splitlines():
                 e = re.match(r".*?x\.cu\((\d+)\): (.*)", ln)
                 r = int(e.group(1)) - first_block_line if e else -1
                 if "error" in ln:
                     print(f"  {hostcheck.show(readme)}:{block[0] + 2 + r}: nvcc: {e.group(2)}"
                           if 0 <= r < block[1] - block[0] - 1 else f"  {ln}")
+            if not opts.keep_units:
+                shutil.rmtree(tmp, ignore_errors=True)
             continue
         if opts.run:
             try:
@@ -703,31 +745,38 @@ def readme_kernels(day_dir, src, opts, report):
                 r = subprocess.CompletedProcess([exe], 124, "", "no answer after 600 s (a hang?)")
             if r.returncode:
                 report.error(readme, kline, f"{what}: its check exited {r.returncode} (generated "
-                             f"file {cu}):\n" + (r.stdout + r.stderr).strip())
+                             f"file {shown}):\n" + (r.stdout + r.stderr).strip())
+                if not opts.keep_units:
+                    shutil.rmtree(tmp, ignore_errors=True)
                 continue
             print(f"{hostcheck.show(readme)}:{kline}: {what}: {r.stdout.strip().splitlines()[-1]}")
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not opts.keep_units:
+            shutil.rmtree(tmp, ignore_errors=True)
     return count
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__,
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"))
     ap.add_argument("--rules", default=",".join(RULES), help="comma-separated, default all")
     ap.add_argument("--run", action="store_true", help="kernels: also run each unit (a GPU)")
+    ap.add_argument("--keep-units", metavar="DIR", help="kernels: keep each generated unit in DIR")
     ap.add_argument("paths", nargs="+")
     opts = ap.parse_args(argv)
     rules = opts.rules.split(",")
     if set(rules) - set(RULES):
         ap.error(f"--rules: known rules are {', '.join(RULES)}")
+    for a in opts.paths:
+        if not os.path.exists(a):
+            ap.error(f"{a}: no such file or directory")
     if opts.run and "kernels" in rules and not gpu_present():
         print("SKIPPED: sources --run: no CUDA device on this machine (nvidia-smi lists no GPU); "
               "the kernel units run on a GPU runner")
         return hostcheck.SKIP
-    skipped = [r for r in rules if r != "self-contained" and not shutil.which(opts.nvcc)]
+    skipped = [r for r in rules if r in ("ptx", "kernels") and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
-    report, files, claims, blocks = hostcheck.Report("sources"), 0, 0, 0
+    report, files, claims, blocks, calls = hostcheck.Report("sources"), 0, 0, 0, 0
     for a in opts.paths:  # (day directory or None, its .cu files)
         days = [(d, hostcheck.day_sources(d)) for d in hostcheck.day_dirs_of(a)] if \
             os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
@@ -741,6 +790,8 @@ def main(argv):
                 code, files = hostcheck.strip_comments(text), files + 1
                 if "self-contained" in rules:
                     self_contained(path, text, code, report)
+                if "masks" in rules:
+                    calls += masks(path, text, code, report)
                 if "ptx" in rules:
                     claims += ptx(path, text, code, opts, report)
                 if "kernels" in rules and day and len(srcs) == 1:
@@ -749,7 +800,8 @@ def main(argv):
         print(f"SKIPPED: sources: no nvcc ({opts.nvcc}) for the {', '.join(skipped)} rule(s); "
               f"{', '.join(rules) or 'no other rule'} checked, {files} file(s)")
         return hostcheck.SKIP
-    return report.finish(f"{files} file(s): {', '.join(rules)}; {claims} PTX claim(s) hold; "
+    return report.finish(f"{files} file(s): {', '.join(rules)}; {calls} warp mask(s) named; "
+                         f"{claims} PTX claim(s) hold; "
                          f"{blocks} README kernel block(s) compiled alone for sm_75"
                          f"{' and ran' if opts.run else ''}")
 

@@ -13,10 +13,14 @@ FAILED` line, no table row whose `check` column says FAIL, and every table row a
 header. A non-zero exit code is accepted for a race-demo transcript (the sanitizer must flag it),
 or when a note beside it (MODE-...-GPU.note.md) explains it.
 
+Sealed: a header's `# output: sha256=HEX` (tools/capture.py writes it) equals the sha256 of the
+output below the header; a header without it (older transcripts) is read as unsealed.
+
 Current: the newest transcript of each mode that code/DAY/runs.txt still lists was built from its
 sources as they are now: the `fingerprint=` (comments and whitespace ignored, tools/transcript.py)
 or, in transcripts older than the fingerprint, the sha256.
 """
+import argparse
 import datetime
 import glob
 import hashlib
@@ -69,14 +73,15 @@ def check_file(path, report):
         report.error(path, 1, "the header date is not a real date and time")
     for line, m in t.sources:
         check_source(path, t, line, m, report)
-
+    if t.seal and t.seal[0] != t.body_sha256:
+        report.error(path, t.seal[1], f"the output below the header is not what tools/capture.py "
+                     f"wrote: its sha256 is {t.body_sha256}, the seal says {t.seal[0]} (a "
+                     "transcript is never edited; a wrong line stays, with a note beside it)")
     code, code_line = int(t.value("exit code")), t.header["exit code"][1]
-    if code != 0:
-        notes = [path[:-4] + ".note.md", path + ".note.md"]
-        if "race-demo" not in os.path.basename(path) and not any(map(os.path.exists, notes)):
-            report.error(path, code_line, f"exit code {code}: a failed run; only a race-demo "
-                         f"transcript may exit non-zero, unless a note beside it "
-                         f"({os.path.basename(notes[0])}) explains it")
+    if transcript.failed(path, code):
+        report.error(path, code_line, f"exit code {code}: a failed run; only a race-demo "
+                     f"transcript may exit non-zero, unless a note beside it "
+                     f"({os.path.basename(path)[:-4]}.note.md) explains it")
     out = [(i + 1, l.strip()) for i, l in enumerate(t.lines)
            if i >= t.header_len and l.strip() and not l.startswith("=========")]
     if code == 0:
@@ -97,6 +102,7 @@ def check_file(path, report):
                     cells[tab.head.index("check")].upper().startswith("FAIL"):
                 report.error(path, line, f"row `{cells[0]}` has check FAIL in a transcript whose "
                              "exit code is 0")
+    return t.seal
 
 
 def check_source(path, t, line, m, report):
@@ -126,17 +132,19 @@ def check_source(path, t, line, m, report):
 
 
 def main(argv):
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if argv else 2
-    report = hostcheck.Report("transcripts")
-    for a in argv:
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+")
+    paths = ap.parse_args(argv).paths
+    for a in paths:
         if not os.path.exists(a):
-            report.error(a, 1, "no such file or directory")
-    files = transcripts_of([a for a in argv if os.path.exists(a)])
-    for path in files:
-        check_file(path, report)
-    return report.finish(f"{len(files)} transcript(s): header, verdict and source current")
+            ap.error(f"{a}: no such file or directory")
+    report = hostcheck.Report("transcripts")
+    files = transcripts_of(paths)
+    sealed = sum(bool(check_file(path, report)) for path in files)
+    return report.finish(f"{len(files)} transcript(s): header, verdict and source current; "
+                         f"{sealed} sealed (output sha256 matches), {len(files) - sealed} unsealed "
+                         "(written before the seal)")
 
 
 if __name__ == "__main__":
