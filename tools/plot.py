@@ -16,6 +16,7 @@ Figures (day, mode of the transcript -> file):
   day25 in-flight -> in-flight-gbps-vs-bytes.svg  GB/s against KiB in flight, 4- and 16-byte loads
   day26 sweep     -> sweep-us-vs-n.svg            us per call against n, one line a row
   day39 default   -> default-gbps-vs-n.svg        GB/s against n, one line a row, stream and graph
+  day39-scan default -> default-gbps-vs-n.svg     the same for the scan
 
 Bad usage (an unknown flag, a ROOT without evidence/) is one line on stderr and exit 2.
 """
@@ -63,7 +64,8 @@ def gbps_vs_n(t):
     for tab in t.tables:
         if {"n", "row", "GB/s"} <= set(tab.head):
             mode = tab.caption.split(":")[0]
-            out += [[mode, num(r["n"]), r["row"], num(r["GB/s"])] for r in tab.dicts()]
+            out += [[mode, num(r["n"]), r["row"], num(r["GB/s"])] for r in tab.dicts()
+                    if num(r["GB/s"]) is not None]  # a row checked but not timed has none
     return out
 
 
@@ -116,7 +118,7 @@ def draw_lines(plt, pts, title, ylabel, panels):
         for name in dict.fromkeys(p[1] for p in mine):
             xy = sorted((p[0], p[2]) for p in mine if p[1] == name)
             ax.plot([q[0] for q in xy], [q[1] for q in xy], "o-", ms=3, label=name,
-                    lw=2.5 if name in ("best", "CUB Sum", "tree") else 1)
+                    lw=2.5 if name in ("best", "CUB Sum", "CUB", "tree") else 1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("n (elements, log2)")
@@ -135,6 +137,9 @@ FIGURES = [  # day, mode, file, points, draw
                                         "us per call (log)", [None])),
     ("day39-cub", "default", "default-gbps-vs-n.svg", gbps_vs_n,
      lambda plt, pts, title: draw_lines(plt, pts, title, "GB/s (log)", ["stream", "graph"])),
+    ("day39-scan", "default", "default-gbps-vs-n.svg", gbps_vs_n,
+     lambda plt, pts, title: draw_lines(plt, pts, title, "GB/s, 8 bytes a float (log)",
+                                        ["stream", "graph"])),
 ]
 
 

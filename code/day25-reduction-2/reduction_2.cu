@@ -343,7 +343,7 @@ __global__ void reduceV6(const float *__restrict__ in, float *__restrict__ parti
 // kThreads), any grid >= 1 (thread t of the grid takes head and tail element t: one block has
 // the 3 needed).
 // Launch: reduceV7<256><<<1024, 256>>>(in, partials, n)
-// Needs: headToAlign16, blockReduceSum, isPowerOfTwo, <cstdint>
+// Needs: headToAlign16, blockReduceSum, isPowerOfTwo, <cstdint>, kFullMask
 // ptx: v4-loads shfl
 template <int kThreads>
 __global__ void reduceV7(const float *__restrict__ in, float *__restrict__ partials, size_t n) {

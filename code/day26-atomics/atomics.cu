@@ -234,7 +234,7 @@ __device__ inline float blockSum(float v, float *warpSums) {
 // shuffles (a lane past n adds 0). *result must be 0 before the launch; writes only *result.
 // Warps wholly past n skip their atomic, so the row does ceil(n / 32) of them.
 // Launch: atomicPerWarp<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
-// Needs: kBlock, kWarp, warpSum
+// Needs: kBlock, kWarp, warpSum, kFullMask
 // ptx: shfl atom
 __global__ void atomicPerWarp(const float *__restrict__ in, size_t n, float *result) {
   size_t i = size_t(blockIdx.x) * kBlock + threadIdx.x;
@@ -252,7 +252,7 @@ __global__ void atomicPerWarp(const float *__restrict__ in, size_t n, float *res
 // Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock). *result must be 0 before the launch;
 // writes only *result.
 // Launch: atomicPerBlock<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
-// Needs: kBlock, kWarp, kWarpsPerBlock, warpSum, blockSum
+// Needs: kBlock, kWarp, kWarpsPerBlock, warpSum, blockSum, kFullMask
 // ptx: shfl atom
 __global__ void atomicPerBlock(const float *__restrict__ in, size_t n, float *result) {
   __shared__ float warpSums[kWarpsPerBlock];

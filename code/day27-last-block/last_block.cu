@@ -65,6 +65,12 @@
     }                                                                                              \
   } while (0)
 
+// The test program's delay injection (tests/harness/delay.h) makes a chosen block sleep here, just
+// before it publishes its partial; in the lesson the hook is empty.
+#ifndef DELAY_BEFORE_PUBLISH
+#define DELAY_BEFORE_PUBLISH(block)
+#endif
+
 // timeKernel: CUDA events around batches of back-to-back launches of ONE row.
 constexpr int kTimingBatches = 11;    // odd, so the median is one batch
 constexpr int kLaunchesPerBatch = 20; // back-to-back calls between one event pair
@@ -273,7 +279,7 @@ __global__ void __launch_bounds__(kBlock)
 // Reduce.cuh (the acquire-side fence), the PTX atomics ABI (fence + atomic release/acquire).
 // Launch: reduceLastBlockFence<<<1024, kBlock>>>(in, n, partials, ticket, result)
 // Needs: kBlock, kWarp, kWarpsPerBlock, headToAlign16, gridStrideSum, blockReduceSum,
-//   <cstdint>
+//   <cstdint>, DELAY_BEFORE_PUBLISH, kFullMask
 // ptx: v4-loads shfl atom
 __global__ void __launch_bounds__(kBlock)
     reduceLastBlockFence(const float *__restrict__ in, size_t n, float *partials,
@@ -282,6 +288,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ bool isLastBlockDone;
   float v = blockReduceSum(gridStrideSum(in, n), warpSums);
   if (threadIdx.x == 0) { // ONE thread: it wrote the partial, it takes the ticket
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
     __threadfence(); // release: the partial before the ticket, for every block of the device
     unsigned int drawn = atomicAdd(ticket, 1u);
@@ -316,7 +323,7 @@ __global__ void __launch_bounds__(kBlock)
 // Sources (research/day27-last-block.md): the libcu++ docs for cuda::atomic_ref and thread scopes.
 // Launch: reduceLastBlockAtomicRef<<<1024, kBlock>>>(in, n, partials, ticket, result)
 // Needs: kBlock, kWarp, kWarpsPerBlock, headToAlign16, gridStrideSum, blockReduceSum,
-//   <cstdint>, <cuda/atomic>
+//   <cstdint>, <cuda/atomic>, DELAY_BEFORE_PUBLISH, kFullMask
 // ptx: v4-loads shfl atom
 __global__ void __launch_bounds__(kBlock)
     reduceLastBlockAtomicRef(const float *__restrict__ in, size_t n, float *partials,
@@ -325,6 +332,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ bool isLastBlockDone;
   float v = blockReduceSum(gridStrideSum(in, n), warpSums);
   if (threadIdx.x == 0) { // ONE thread: it wrote the partial, it takes the ticket
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*ticket);
     unsigned int drawn = counter.fetch_add(1u, cuda::memory_order_acq_rel);

@@ -68,6 +68,12 @@ namespace cg = cooperative_groups; // `cg` in the Needs lines below
   } while (0)
 // end snippet
 
+// The test program's delay injection (tests/harness/delay.h) makes a chosen block sleep here, just
+// before it publishes its partial; in the lesson the hook is empty.
+#ifndef DELAY_BEFORE_PUBLISH
+#define DELAY_BEFORE_PUBLISH(block)
+#endif
+
 // ==== timeKernel: CUDA events around batches of back-to-back launches of ONE row.
 constexpr int kTimingBatches = 11;    // odd, so the median is one batch
 constexpr int kLaunchesPerBatch = 20; // back-to-back launches between one event pair
@@ -317,7 +323,8 @@ __global__ void twoPassFinishShuffle(const float *__restrict__ x, size_t n,
 // Launch: cudaLaunchCooperativeKernel ONLY (after a <<<>>> launch the grid group is invalid and
 // grid.sync() traps), a grid no larger than can be co-resident, blockDim.x a multiple of 32 up to
 // 1024. Writes partials[0, gridDim.x) and *out.
-// Needs: <cooperative_groups.h>, cg, splitInput, sumOwnedTiles, sumPartialsAndRest, blockSumShuffle
+// Needs: <cooperative_groups.h>, cg, splitInput, sumOwnedTiles, sumPartialsAndRest,
+//        blockSumShuffle, DELAY_BEFORE_PUBLISH
 // ptx: v4-loads shfl
 __global__ void cooperativeShuffle(const float *__restrict__ x, size_t n, float *partials,
                                    float *out) {
@@ -325,6 +332,7 @@ __global__ void cooperativeShuffle(const float *__restrict__ x, size_t n, float 
   Split s = splitInput(x, n);
   float v = blockSumShuffle(sumOwnedTiles(s, blockIdx.x, gridDim.x));
   if (threadIdx.x == 0) {
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
   }
   grid.sync();           // every block's partial is written and visible to every other block
@@ -374,7 +382,7 @@ __device__ float blockSumCg(const cg::thread_block &block, float v) {
 // Launch: cooperative cooperativeCg<<<resident, 256>>>(in, n, partials, result)
 // Needs: <cstdint>, <cooperative_groups.h>, <cooperative_groups/reduce.h>, cg, kWarp, kMaxWarps,
 //   kTileVec4, kTileFloats, headToAlign16, Split, splitInput, sumOwnedTiles,
-//   sumPartialsAndRest, blockSumCg
+//   sumPartialsAndRest, blockSumCg, DELAY_BEFORE_PUBLISH
 // ptx: v4-loads shfl
 __global__ void cooperativeCg(const float *__restrict__ x, size_t n, float *partials, float *out) {
   cg::grid_group grid = cg::this_grid();
@@ -383,6 +391,7 @@ __global__ void cooperativeCg(const float *__restrict__ x, size_t n, float *part
   Split s = splitInput(x, n);
   float v = blockSumCg(block, sumOwnedTiles(s, b, grid.num_blocks()));
   if (block.thread_rank() == 0) {
+    DELAY_BEFORE_PUBLISH(b);
     partials[b] = v;
   }
   grid.sync();

@@ -83,6 +83,12 @@ namespace cg = cooperative_groups;
     }                                                                                              \
   } while (0)
 
+// The test program's delay injection (tests/harness/delay.h) makes a chosen block sleep here, just
+// before it publishes its partial; in the lesson the hook is empty.
+#ifndef DELAY_BEFORE_PUBLISH
+#define DELAY_BEFORE_PUBLISH(block)
+#endif
+
 // Timing: CUDA events around batches of calls of ONE row at ONE size.
 constexpr int kTimingBatches = 7; // odd, so the median is one batch
 
@@ -195,7 +201,7 @@ constexpr int kL2Multiple = 4;                   // inputs under 4 x L2 bytes ar
 constexpr size_t kGuard = 64;                    // NaN floats before the first copy, after each
 constexpr double kBatchBytes = 8.0 * (size_t(1) << 30); // input bytes a batch aims to read
 constexpr int kMinLaunchesPerBatch = 4;    // at n = 2^30 a batch is 4 calls (about 4 ms)
-constexpr int kMaxLaunchesPerBatch = 4096; // at small n a batch is 4096 calls (a few ms)
+constexpr int kMaxLaunchesPerBatch = 1024; // at small n a batch is 1024 calls (1-4 ms)
 
 __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
@@ -382,7 +388,8 @@ __global__ void __launch_bounds__(kBlock)
 // the ticket), atomicAdd the ticket. The thread that draws gridDim.x - 1 fences again (acquire),
 // and its block reads the partials with __ldcg (L2 only: no stale L1 line can answer), adds them
 // and resets the counter for the next launch.
-// Needs: kBlock, kWarp, kWarpsPerBlock, gridStrideSum, headToAlign16, blockReduceSum, <cstdint>
+// Needs: kBlock, kWarp, kWarpsPerBlock, gridStrideSum, headToAlign16, blockReduceSum, <cstdint>,
+//        DELAY_BEFORE_PUBLISH
 // ptx: v4-loads shfl atom
 __global__ void __launch_bounds__(kBlock)
     reduceLastBlock(const float *__restrict__ in, size_t n, float *partials, unsigned int *ticket,
@@ -391,6 +398,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ bool isLastBlockDone;
   float v = blockReduceSum(gridStrideSum(in, n), warpSums);
   if (threadIdx.x == 0) { // ONE thread: it wrote the partial, it takes the ticket
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
     __threadfence(); // release: the partial before the ticket, for every block of the device
     unsigned int drawn = atomicAdd(ticket, 1u);
@@ -479,7 +487,7 @@ __device__ inline float sumPartialsAndRest(const float *x, size_t n, const Split
 // (e.g. 132 x 8 = 1056) is not a power of two: whole tiles a block keep the sum exact.
 // Needs: kBlock, kWarp, kWarpsPerBlock, kCoopTileVec4, kCoopTileFloats, Split, splitInput,
 //        sumOwnedTiles, sumPartialsAndRest, headToAlign16, blockReduceSum, cg,
-//        <cooperative_groups.h>, <cstdint>
+//        <cooperative_groups.h>, <cstdint>, DELAY_BEFORE_PUBLISH
 // ptx: v4-loads shfl
 __global__ void __launch_bounds__(kBlock)
     reduceCooperative(const float *__restrict__ x, size_t n, float *partials, float *out) {
@@ -488,6 +496,7 @@ __global__ void __launch_bounds__(kBlock)
   Split s = splitInput(x, n);
   float v = blockReduceSum(sumOwnedTiles(s, blockIdx.x, gridDim.x), warpSums);
   if (threadIdx.x == 0) {
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
   }
   grid.sync();           // every block's partial is written and visible; warp 0 is done with
@@ -556,7 +565,7 @@ __device__ float tileSum(const float *__restrict__ in, size_t n, unsigned int bl
 // best, small n: ONE block adds everything and writes the result. No partials, no atomics, no
 // fence, one launch. Assumes: <<<1, kThreads>>>; `in` 16-byte aligned; n <= 2^24 (host-checked).
 // Launch: bestSingleBlock<256, 4><<<1, 256>>>(in, n, result)
-// Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate
+// Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate, kFullMask
 // ptx: v4-loads shfl
 template <int kThreads, int kLoads>
 __global__ void __launch_bounds__(kThreads)
@@ -583,7 +592,7 @@ __global__ void __launch_bounds__(kThreads)
 // (libcu++ cuda::atomic_ref; cuda-samples' threadFenceReduction: research/day39-cub.md, 9-10, 18.)
 // Launch: bestLastBlock<512, 4><<<(n + 8191) / 8192, 512>>>(in, n, partials, ticket, result)
 // Needs: kWarp, kFinishLoads, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate,
-//        <cuda/atomic>
+//        <cuda/atomic>, DELAY_BEFORE_PUBLISH, kFullMask
 // ptx: v4-loads shfl atom
 template <int kThreads, int kLoads>
 __global__ void __launch_bounds__(kThreads)
@@ -593,6 +602,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ bool isLastBlockDone;
   float v = blockReduceSum(tileSum<kThreads, kLoads>(in, n, blockIdx.x, gridDim.x), warpSums);
   if (threadIdx.x == 0) { // ONE thread: it wrote the partial, it takes the ticket
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> counter(*ticket);
     isLastBlockDone = counter.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
@@ -633,7 +643,7 @@ __global__ void __launch_bounds__(kThreads)
 // Launch: blockDim.x == kThreads, grid = tiles of n; `in` 16-byte aligned.
 // (CUDA Programming Guide, "Programmatic Dependent Launch and Synchronization";
 // research/day39-cub.md, 18.)
-// Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate
+// Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate, DELAY_BEFORE_PUBLISH
 // ptx: v4-loads shfl
 template <int kThreads, int kLoads>
 __global__ void __launch_bounds__(kThreads)
@@ -644,6 +654,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float warpSums[kThreads / kWarp];
   float v = blockReduceSum(tileSum<kThreads, kLoads>(in, n, blockIdx.x, gridDim.x), warpSums);
   if (threadIdx.x == 0) {
+    DELAY_BEFORE_PUBLISH(blockIdx.x);
     partials[blockIdx.x] = v;
   }
 }

@@ -39,10 +39,7 @@ int main(int argc, char **argv) {
   harness::Report report;
   long runs = 0;
   for (harness::Input input : o.inputs()) {
-    for (size_t n : harness::kSizes) {
-      if (n > o.maxN) {
-        continue;
-      }
+    for (size_t n : harness::sizes(o)) {
       const size_t want = in.fill(n, 0, input, o.seed);
       char when[64];
       std::snprintf(when, sizeof when, "(%s input)", harness::inputName(input));

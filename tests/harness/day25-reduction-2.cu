@@ -50,16 +50,13 @@ int main(int argc, char **argv) {
   harness::Report report;
   long runs = 0;
   for (harness::Input input : o.inputs()) {
-    for (size_t n : harness::kSizes) {
-      if (n > o.maxN) {
-        continue;
-      }
-      for (int offset = 0; offset < harness::kOffsets; ++offset) {
+    for (size_t n : harness::sizes(o)) {
+      for (int offset : harness::offsets(o)) {
         const size_t want = in.fill(n, offset, input, o.seed);
         const char *when = harness::inputName(input);
-        for (int grid : harness::kGrids) {
+        for (int grid : harness::grids(o)) {
           for (Row r : kRows) {
-            if ((r == Row::Copy || r == Row::V4) && grid != harness::kGrids[0]) {
+            if ((r == Row::Copy || r == Row::V4) && grid != harness::grids(o)[0]) {
               continue; // these two ignore the grid: once per (n, offset)
             }
             RowArgs a{

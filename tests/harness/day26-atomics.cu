@@ -35,10 +35,7 @@ int main(int argc, char **argv) {
   b.partials = partials.at(0);
   b.result = result.at(0);
   long sizes = 0;
-  for (size_t n : harness::kSizes) {
-    if (n > o.maxN) {
-      continue;
-    }
+  for (size_t n : harness::sizes(o)) {
     ++sizes;
     for (harness::Input input : o.inputs()) {
       const char *inName = harness::inputName(input);

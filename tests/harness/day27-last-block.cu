@@ -10,6 +10,7 @@
 //
 // Build and run from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day27-last-block.cu && ./harness
+#include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
 #define LESSON "../../code/day27-last-block/last_block.cu"
@@ -65,11 +66,8 @@ int main(int argc, char **argv) {
   harness::Report report;
   long runs = 0;
   char when[160];
-  for (size_t n : harness::kSizes) {
-    if (n > o.maxN) {
-      continue;
-    }
-    for (int offset = 0; offset < harness::kOffsets; ++offset) {
+  for (size_t n : harness::sizes(o)) {
+    for (int offset : harness::offsets(o)) {
       for (harness::Input input : o.inputs()) {
         double want = double(in.fill(n, offset, input, o.seed));
         const float *src = in.at(offset);
@@ -81,7 +79,7 @@ int main(int argc, char **argv) {
         size_t outStray = out.strays(n, offset);
         report.expect(outStray == 0, double(outStray), 0.0,
                       "copy n=%zu %s: floats written outside the destination", n, when);
-        for (int g : harness::kGrids) {
+        for (int g : harness::grids(o)) {
           std::snprintf(when, sizeof when, "offset %d, %s, %d blocks", offset,
                         harness::inputName(input), g);
           for (Row r : {Row::V8, Row::LastBlockFence, Row::LastBlockAtomicRef}) {
@@ -108,6 +106,27 @@ int main(int argc, char **argv) {
     double want = double(in.fill(repN, 1, input, o.seed));
     runRepetition(in.at(1), repN, want, kGrid, reps, s, report.checks, report.failures);
   }
+  // The repetition under delay injection (tests/harness/delay.h): in each launch one block, a
+  // different one each time, sleeps before it writes its partial and takes its ticket, so it
+  // draws the last ticket and every other block has finished long before: a finisher that is not
+  // the last drawer, or one that reads before every partial is written, reads the NaN poison.
+  for (unsigned int us : {20u, 2000u}) {
+    CUDA_CHECK(delay::set(delay::kRotate, us));
+    std::printf("\ndelay injection: each launch a different block sleeps %u us before it "
+                "publishes\n",
+                us);
+    double want = double(in.fill(repN, 1, o.inputs().back(), o.seed));
+    runRepetition(in.at(1), repN, want, kGrid, us < 1000 ? std::min(reps, 2000) : 16, s,
+                  report.checks, report.failures);
+    for (Row r : {Row::LastBlockFence, Row::LastBlockAtomicRef}) { // from NaN poison each time
+      for (int k = 0; k < (us < 1000 ? 32 : 4); ++k) {
+        std::snprintf(when, sizeof when, "a block sleeping %u us, launch %d", us, k);
+        ++report.checks;
+        report.failures += !runAndCheck(r, in.at(1), nullptr, repN, want, kGrid, s, when);
+      }
+    }
+  }
+  CUDA_CHECK(delay::set(delay::kNone, 0));
 
   s.partials = nullptr; // the guarded buffers are released below, not by freeScratch
   s.results = nullptr;

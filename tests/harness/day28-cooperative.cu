@@ -9,6 +9,7 @@
 // block larger than can be co-resident must be refused by cudaLaunchCooperativeKernel and never
 // run, and the lesson's --threads rule (wholeWarps) must accept exactly the multiples of 32 up to
 // 1024.
+#include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
 #define LESSON "../../code/day28-cooperative/cooperative.cu"
@@ -81,7 +82,7 @@ int main(int argc, char **argv) {
 
   // The rows of the matrix (the copy's grid follows n).
   std::vector<unsigned int> grids;
-  for (int g : harness::kGrids) {
+  for (int g : harness::grids(o)) {
     grids.push_back(unsigned(g));
   }
   for (int g : {3, sms, maxCo}) {
@@ -102,11 +103,8 @@ int main(int argc, char **argv) {
   }
 
   long runs = 0, failedBefore = report.failures;
-  for (size_t n : harness::kSizes) {
-    if (n > o.maxN) {
-      continue;
-    }
-    for (int offset = 0; offset < harness::kOffsets; ++offset) {
+  for (size_t n : harness::sizes(o)) {
+    for (int offset : harness::offsets(o)) {
       for (harness::Input input : o.inputs()) {
         size_t ones = in.fill(n, offset, input, o.seed);
         Buffers b{in.at(offset), out.at(offset), partials.at(0), maxPartials, result.at(0), diff};
@@ -137,6 +135,36 @@ int main(int argc, char **argv) {
       }
     }
   }
+
+  // Delay injection (tests/harness/delay.h): one block of a cooperative row sleeps before it
+  // writes its partial - the first, the second, one in the middle, the last, for 20 us and 2 ms -
+  // so a block 0 that read the partials before grid.sync() had let every block write its own
+  // would read the NaN poison; a run that does not finish within 20 s is a hang.
+  size_t dn = std::min<size_t>(o.maxN, 65537);
+  size_t ones = in.fill(dn, 0, o.inputs().back(), o.seed);
+  Buffers db{in.at(0), out.at(0), partials.at(0), maxPartials, result.at(0), diff};
+  for (Row r : rows) {
+    if (r.kind != Kind::CooperativeShuffle && r.kind != Kind::CooperativeCg) {
+      continue;
+    }
+    for (unsigned int sleeper : {0u, 1u, r.blocks / 2, r.blocks - 1}) {
+      for (unsigned int us : {20u, 2000u}) {
+        if (sleeper >= r.blocks) {
+          continue;
+        }
+        CUDA_CHECK(delay::set(sleeper, us));
+        poisonRow(r, db, dn);
+        launchRow(r, db, dn);
+        harness::waitFor(0, 20.0, rowName(r).c_str());
+        char when[96];
+        std::snprintf(when, sizeof when, "block %u of %u sleeps %u us before it publishes", sleeper,
+                      r.blocks, us);
+        ++report.checks;
+        report.failures += !checkRow(r, db, dn, double(ones), when);
+      }
+    }
+  }
+  CUDA_CHECK(delay::set(delay::kNone, 0));
 
   std::string gridList, threadList;
   for (unsigned int g : grids) {

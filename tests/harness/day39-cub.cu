@@ -16,6 +16,7 @@
 // check reads what the last timed call or the last replay wrote. Last, determinism: best's paths
 // and best + PDL sum random floats in [0, 1) (not exact) kDeterminismRuns times at each size up
 // to --max-n of 4096, 65536, 2^20 and 2^24; every run must give the same bits.
+#include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
 #define LESSON "../../code/day39-cub/cub_vs_ladder.cu"
@@ -124,10 +125,7 @@ int main(int argc, char **argv) {
   };
 
   size_t cases = 0;
-  for (size_t n : harness::kSizes) {
-    if (n > o.maxN) {
-      continue;
-    }
+  for (size_t n : harness::sizes(o)) {
     harness::Guarded in, out;
     if (!in.make(n) || !out.make(n)) {
       std::printf("error: cudaMalloc of 2 x %zu floats failed\n", n);
@@ -135,7 +133,7 @@ int main(int argc, char **argv) {
     }
     b.out = out.alloc;
     b.outFloats = out.floats; // poisonRow(Copy) NaNs the whole band, guards included
-    for (int offset = 0; offset < harness::kOffsets; ++offset) {
+    for (int offset : harness::offsets(o)) {
       for (harness::Input input : o.inputs()) {
         double want = double(in.fill(n, offset, input, o.seed));
         ++cases;
@@ -208,6 +206,39 @@ int main(int argc, char **argv) {
     }
     in.release();
     out.release();
+  }
+
+  // Delay injection (tests/harness/delay.h): in each launch of a one-launch row (last block,
+  // cooperative, best's paths, best + PDL's pair) one block, a different one each launch, sleeps
+  // before it writes its partial; a finisher that does not wait for every partial then reads NaN.
+  for (size_t n :
+       {std::min<size_t>(o.maxN, 65537), std::min<size_t>(o.maxN, (size_t(1) << 20) + 3)}) {
+    harness::Guarded in;
+    if (!in.make(n)) {
+      std::printf("error: cudaMalloc failed\n");
+      return 1;
+    }
+    double want = double(in.fill(n, 0, o.inputs().back(), o.seed));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (unsigned int us : {20u, 2000u}) {
+      CUDA_CHECK(delay::set(delay::kRotate, us));
+      for (const Variant &v : variants) {
+        bool finishes = v.row == Row::LastBlock || v.row == Row::Cooperative ||
+                        v.row == Row::Best || v.row == Row::BestPdl;
+        if (!finishes || !refusal(v.row, d, n, false).empty()) {
+          continue;
+        }
+        for (int k = 0; k < (us < 1000 ? 64 : 4); ++k) {
+          Check c = runAndCheck(v.row, setupFor(v), in.at(0), nullptr, n, n, want, stream);
+          report.expect(c.ok, c.got, c.want,
+                        "%s n=%zu, a block sleeps %u us before it "
+                        "publishes (launch %d)%s%s",
+                        v.name, n, us, k, c.detail.empty() ? "" : ": ", c.detail.c_str());
+        }
+      }
+    }
+    CUDA_CHECK(delay::set(delay::kNone, 0));
+    in.release();
   }
 
   // Determinism: the same input, the same grid, the same bits, run after run.

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -40,14 +42,26 @@ namespace harness {
 // The edge matrix: sizes around every power of two a kernel cares about (warp, block, 2 x block,
 // float4, tiles), the day-24 size 2^24 - 611, and 2^24. Offsets 0..3 floats past 256-byte
 // alignment exercise the scalar head of every float4 kernel. Grids for days with a grid knob.
-constexpr size_t kSizes[] = {1,    2,    3,     4,     5,     7,       31,       32,      33,   255,
-                             256,  257,  511,   512,   513,   1023,    1024,     1025,    1027, 4095,
-                             4096, 4097, 65535, 65536, 65537, 1048577, 16776605, 16777216};
+constexpr size_t kSizes[] = {1,    2,     3,     4,     5,       7,        31,
+                             32,   33,    255,   256,   257,     511,      512,
+                             513,  1023,  1024,  1025,  1027,    4095,     4096,
+                             4097, 65535, 65536, 65537, 1048577, 16776605, 16777216};
 constexpr int kOffsets = 4;
 constexpr int kGrids[] = {1, 2, 64, 1024, 16384};
+// The sanitizer runs' matrix (--quick): sizes that still reach every code path of the lessons'
+// kernels - one element, an odd few, a warp - 1 and + 1, a block - 1 and + 1, 4 blocks + 1 (a
+// float4 body with a scalar tail), a 4096-float tile + 1, and 65537 (several grid-stride trips and
+// partial tiles on the timed grids); offsets 0 and 3 (aligned, and the longest scalar head); grids
+// 1, 64 and 1024 (one block; more blocks than some sizes need; the lessons' timed grid). What it
+// leaves out is more trips of the same code: 2^24 - 611 and 2^24 run the loops of 65537 longer,
+// offsets 1 and 2 peel shorter heads than 3, grids 2 and 16384 add blocks that 64 and 1024 have.
+// Memory and race checking see the same accesses and barriers at a fraction of the launches.
+constexpr size_t kQuickSizes[] = {1, 3, 31, 33, 255, 257, 1025, 4097, 65537};
+constexpr int kQuickOffsets[] = {0, 3};
+constexpr int kQuickGrids[] = {1, 64, 1024};
 constexpr size_t kMaxRandomN = size_t(1) << 24; // a count of ones up to 2^24 is exact in any order
-constexpr int kPad = 64;                        // guard floats each side (256 bytes: alignment kept)
-constexpr size_t kChunk = size_t(1) << 24;      // floats a host read takes at most (64 MiB)
+constexpr int kPad = 64;                   // guard floats each side (256 bytes: alignment kept)
+constexpr size_t kChunk = size_t(1) << 24; // floats a host read takes at most (64 MiB)
 
 enum class Input { Ones, Random };
 inline const char *inputName(Input in) {
@@ -55,10 +69,11 @@ inline const char *inputName(Input in) {
 }
 
 struct Options {
-  size_t maxN = kMaxRandomN;  // --max-n: the matrix's sizes up to this (sanitizer runs: 65537)
-  uint64_t seed = 20261201;   // --seed: the random input's seed (printed)
-  bool ones = true;           // --input ones|random|both
+  size_t maxN = kMaxRandomN; // --max-n: the matrix's sizes up to this (sanitizer runs: 65537)
+  uint64_t seed = 20261201;  // --seed: the random input's seed (printed)
+  bool ones = true;          // --input ones|random|both
   bool random = true;
+  bool quick = false; // --quick: the sanitizer runs' matrix (kQuickSizes ...)
   std::vector<Input> inputs() const {
     std::vector<Input> v;
     if (ones) {
@@ -70,6 +85,26 @@ struct Options {
     return v;
   }
 };
+
+// The matrix a test program walks: the full one, or --quick's; sizes up to --max-n.
+inline std::vector<size_t> sizes(const Options &o) {
+  std::vector<size_t> v;
+  for (size_t n : o.quick ? std::vector<size_t>(std::begin(kQuickSizes), std::end(kQuickSizes))
+                          : std::vector<size_t>(std::begin(kSizes), std::end(kSizes))) {
+    if (n <= o.maxN) {
+      v.push_back(n);
+    }
+  }
+  return v;
+}
+inline std::vector<int> offsets(const Options &o) {
+  return o.quick ? std::vector<int>(std::begin(kQuickOffsets), std::end(kQuickOffsets))
+                 : std::vector<int>{0, 1, 2, 3};
+}
+inline std::vector<int> grids(const Options &o) {
+  return o.quick ? std::vector<int>(std::begin(kQuickGrids), std::end(kQuickGrids))
+                 : std::vector<int>(std::begin(kGrids), std::end(kGrids));
+}
 
 // Digits only, at most `max`: "1e6", "-1", "0x10" and "" are refused.
 inline bool parseCount(const char *s, uint64_t max, uint64_t &out) {
@@ -116,6 +151,8 @@ Options parse(int argc, char **argv, const char *usage, Extra extra) {
       }
       o.seed = x;
       ++i;
+    } else if (a == "--quick") {
+      o.quick = true;
     } else if (a == "--input") {
       std::string s = v ? v : "";
       if (s != "ones" && s != "random" && s != "both") {
@@ -185,15 +222,18 @@ struct Guarded {
     }
     return ones;
   }
-  // Floats outside [offset, offset + n) that are not NaN: writes past either end. The whole
-  // allocation is scanned (both guard bands and the slack), in chunks.
+  // Floats outside [offset, offset + n) that are not NaN: writes past either end. Scanned: the
+  // front guard band and everything after the elements up to twice the used part plus 64 Ki
+  // floats (a write at a doubled index, or a tile or grid past the end, lands there), the whole
+  // allocation at most, in chunks; a buffer made for 2^24 floats is not read whole for n = 3.
   size_t strays(size_t n, int offset) const {
     size_t first = size_t(kPad) + offset, bad = 0;
-    std::vector<float> host(std::min(floats, kChunk));
-    for (size_t base = 0; base < floats; base += kChunk) {
-      size_t count = std::min(kChunk, floats - base);
-      CUDA_CHECK(cudaMemcpy(host.data(), alloc + base, count * sizeof(float),
-                            cudaMemcpyDeviceToHost));
+    size_t scan = std::min(floats, 2 * (first + n + kPad) + (size_t(1) << 16));
+    std::vector<float> host(std::min(scan, kChunk));
+    for (size_t base = 0; base < scan; base += kChunk) {
+      size_t count = std::min(kChunk, scan - base);
+      CUDA_CHECK(
+          cudaMemcpy(host.data(), alloc + base, count * sizeof(float), cudaMemcpyDeviceToHost));
       for (size_t k = 0; k < count; ++k) {
         size_t i = base + k;
         bool inside = i >= first && i < first + n;
@@ -208,8 +248,8 @@ struct Guarded {
     size_t bad = 0;
     for (size_t base = 0; base < n; base += kChunk) {
       size_t count = std::min(kChunk, n - base);
-      CUDA_CHECK(cudaMemcpy(a.data(), at(offset) + base, count * sizeof(float),
-                            cudaMemcpyDeviceToHost));
+      CUDA_CHECK(
+          cudaMemcpy(a.data(), at(offset) + base, count * sizeof(float), cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemcpy(b.data(), src.at(offset) + base, count * sizeof(float),
                             cudaMemcpyDeviceToHost));
       for (size_t k = 0; k < count; ++k) {
@@ -257,8 +297,7 @@ struct Report {
     va_start(ap, fmt);
     std::vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    std::printf("CHECK FAILED: %s got %.0f want %.0f (off by %.0f)\n", what, got, want,
-                got - want);
+    std::printf("CHECK FAILED: %s got %.0f want %.0f (off by %.0f)\n", what, got, want, got - want);
     return false;
   }
   // Prints the RESULT line (the last line of stdout) and returns the exit code.
@@ -271,6 +310,33 @@ struct Report {
     return 1;
   }
 };
+
+// Waits up to `seconds` for everything enqueued on `stream`. Work still running then is a hang (a
+// block waiting for one that never publishes): it prints a CHECK FAILED line and ends the process
+// with exit 1 at once - a running kernel cannot be stopped from the host, and the process's exit
+// tears its context down. Use it where a protocol bug could spin forever (delay injection,
+// repetition) instead of cudaStreamSynchronize.
+inline void waitFor(cudaStream_t stream, double seconds, const char *what) {
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess) {
+      return;
+    }
+    if (e != cudaErrorNotReady) {
+      CUDA_CHECK(e);
+    }
+    std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+    if (waited.count() > seconds) {
+      std::printf("CHECK FAILED: %s did not finish within %.0f s (a hang)\n\nRESULT: FAIL (a "
+                  "hang)\n",
+                  what, seconds);
+      std::fflush(stdout);
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
 
 // One line a test program prints first: the device, the seed, the inputs, the largest size.
 inline void banner(const char *day, const Options &o) {

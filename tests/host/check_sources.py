@@ -386,17 +386,22 @@ def needs_of(comment_lines):
 #   result    one float, 0 before each launch (atomics add into it)
 #   ticket    one unsigned int, 0 before the FIRST launch only: a kernel must leave it at 0
 #   out       n floats, NaN before each launch
+#   status    one status word (unsigned long long) a block of the grid, 0 before each launch (the
+#             one-pass scans' tiles publish there)
 #   any other name of a pointer parameter: one value of its type, 0 before each launch
 #   resident  (the grid) as many blocks as the GPU holds at once, from the occupancy calculator
 #   cooperative  launched with cudaLaunchCooperativeKernel (grid.sync() needs it)
 #   launch    the launch's number (each unit launches twice: the second shows what the first left)
 # What is checked, exactly: `check A == B, ...` when given; else *result == want if the kernel takes
 # result, else the partials added up == want, else out == in element by element; and *ticket == 0.
+# A check may call prefixErrors(out, host): the elements of out that differ from the exact
+# inclusive prefix sums of the input (the scans; every prefix of 0..6 at n = N is below 2^24).
 LAUNCH = re.compile(r"^\s*//\s*Launch:(.*)$")
 LAUNCH_FORM = ("[cooperative ]KERNEL[<T, ...>]<<<GRID, BLOCK[, SHARED]>>>(ARG, ...)"
                "[; with NAME = EXPR, ...][; check A == B, ...]")
 N = 1000003  # no block or tile divides it, and n % 4 = 3 leaves a scalar tail after the float4s
-ROLES = {"partials": "float", "result": "float", "out": "float", "ticket": "unsigned int"}
+ROLES = {"partials": "float", "result": "float", "out": "float", "ticket": "unsigned int",
+         "status": "unsigned long long"}
 HELPERS = {
     "deviceArray": """\
 template <class T> static T *deviceArray(size_t count) {
@@ -423,6 +428,18 @@ static double sumOf(const float *p, size_t count) { // device floats, added on t
     s += x;
   }
   return s;
+}""",
+    "prefixErrors": """\
+static double prefixErrors(const float *p, const std::vector<float> &in) { // out vs exact prefixes
+  std::vector<float> h(in.size());
+  cudaCheck(cudaMemcpy(h.data(), p, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  double prefix = 0.0; // whole numbers below 2^24: exact in a double and in a float
+  for (size_t i = 0; i < h.size(); ++i) {
+    prefix += in[i];
+    bad += !(h[i] == float(prefix));
+  }
+  return double(bad);
 }""",
     "mismatches": """\
 static double mismatches(const float *p, const std::vector<float> &want) { // elements that differ
@@ -517,7 +534,7 @@ def unit_main(name, params, text):
         pointee = " ".join(re.sub(r"\b(const|volatile)\b|\*", " ", ty).split())
         if arg in ROLES and ROLES[arg] != pointee:
             raise ValueError(f"passes `{arg}` ({ROLES[arg]} *) as `{ty}`")
-        if re.fullmatch(r"[A-Za-z_]\w*", arg) and "*" in ty and arg != "in":
+        if re.fullmatch(r"[A-Za-z_]\w*", arg) and "*" in ty and arg not in ("in", "nullptr"):
             bufs[arg] = pointee
         typed.append((ty, arg))
     checks = []  # (description, got, want)
@@ -540,8 +557,8 @@ def unit_main(name, params, text):
     if not checks:
         raise ValueError("passes nothing this check reads (result, partials, out) and has no "
                          "`check ...` clause")
-    used |= {"deviceArray"} | {h for h in ("fromDevice", "sumOf", "mismatches")
-                               if any(h + "(" in g for _, g, _ in checks)}
+    used |= {"deviceArray"} | {h for h in ("fromDevice", "sumOf", "mismatches", "prefixErrors")
+                               if any(re.search(r"\b" + h + r"\(", g) for _, g, _ in checks)}
     used |= {"toDevice"} if sets else set()
     fn = name + L["targs"]
     body = [f"static void launchAndCheck{name[0].upper() + name[1:]}() {{",
@@ -565,18 +582,18 @@ def unit_main(name, params, text):
                  "  const unsigned int grid = perSm * sms;"]
     else:
         body += [f"  const unsigned int grid = {L['grid']};"]
-    count = {"partials": "grid", "out": "n"}
+    count = {"partials": "grid", "out": "n", "status": "grid"}
     body += [f"  {ty} *{b} = deviceArray<{ty}>({count.get(b, '1')});" for b, ty in bufs.items()]
     if "ticket" in bufs:
         body += ["  cudaCheck(cudaMemset(ticket, 0, sizeof *ticket)); // once: a launch leaves it 0"]
     body += ["  for (int launch = 1; launch <= 2; ++launch) {"]
     why = {"partials": "NaN: an unwritten partial fails", "out": "NaN: an unwritten element "
-           "fails", "result": "0: atomics add into it"}
+           "fails", "result": "0: atomics add into it", "status": "0: no tile has published"}
     for b in bufs:
         if b != "ticket":
-            size = f"{count[b]} * sizeof(float)" if b in count else f"sizeof *{b}"
-            body += [f"    cudaCheck(cudaMemset({b}, {'0xff' if b in count else '0'}, {size})); "
-                     f"// {why.get(b, '0')}"]
+            size = f"{count[b]} * sizeof *{b}" if b in count else f"sizeof *{b}"
+            fill = "0xff" if b in ("partials", "out") else "0"
+            body += [f"    cudaCheck(cudaMemset({b}, {fill}, {size})); // {why.get(b, '0')}"]
     body += [f"    toDevice({b}, {bufs[b]}({e}));" for b, e in sets]
     body += [f"    // Launch: {text.split(';')[0]}"]
     if L["cooperative"]:
