@@ -1,0 +1,324 @@
+// Day 39 scan's test program: every row of code/day39-scan/scan.cu (its own kernels, launchers
+// and exact check, every output element) over the edge matrix, then the timing paths, the
+// repetition and delay injection.
+//
+//   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day39-scan.cu && ./harness
+//
+// The matrix: harness::kSizes up to --max-n plus the scan's own edges (tile +- 1 and 2 x tile +- 1
+// for the ladder's 2048-float tiles, best's 8192-float tiles and its one block's 16384, sizes no
+// tile divides); input offsets 0..3 floats past 256-byte alignment, each with an output offset of
+// the same and of the next misalignment (float4 rows fall back to scalar loads), and in place (out
+// == in, which CUB allows too); the inputs +1/-1 (the lesson's) plus all-ones and seeded random 0/1
+// (--input); best forced onto each of its paths at every n. NaN guard bands around the input, the
+// output and the chunk partials, scanned whole after each run. Then at n = 1027, 65537 and 2^20 + 3
+// every row goes through timeKernel and timeGraph (two calls a batch) and the check reads what the
+// last timed call wrote. Then the one-pass rows (chained, look-back, best) run --reps times back
+// to back, ALTERNATING two different inputs and each output checked: a status word or counter
+// left stale by the previous launch gives the previous input's prefixes, which the check sees
+// (on one input it would not: the stale values would be the right ones). Last, delay injection
+// (tests/harness/delay.h): one chosen tile sleeps before it publishes - the first, the second, one
+// in the middle, the last - for 5 us, 200 us and 2 ms; each run must be exact and must finish
+// (a hang fails after 20 s).
+#include "delay.h"
+#define REDUCTION_HARNESS
+#ifndef LESSON
+#define LESSON "../../code/day39-scan/scan.cu"
+#endif
+#include LESSON
+#include "harness.h"
+
+static const char *kHarnessUsage =
+    "usage: day39-scan harness [--max-n N] [--seed S] [--input ones|random|both] [--reps R]\n"
+    "  every row of day 39's scan over the edge sizes up to N (default 16777216), input and\n"
+    "  output offsets, in place, the inputs +1/-1 and --input's; the timing paths; R back-to-back\n"
+    "  launches of each one-pass row (default 10000); delay injection.\n"
+    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
+
+struct Variant {
+  const char *name;
+  Row row;
+  size_t oneBlockMax; // best's path: ONE block for n <= this
+};
+
+int main(int argc, char **argv) {
+  uint64_t reps = 10000;
+  harness::Options o = harness::parse(argc, argv, kHarnessUsage, [&](int c, char **v, int i) {
+    if (std::strcmp(v[i], "--reps") != 0) {
+      return 0;
+    }
+    if (!harness::parseCount(i + 1 < c ? v[i + 1] : nullptr, 1000000, reps) || reps == 0) {
+      std::fprintf(stderr, "error: --reps needs a whole number from 1 to 1000000 (see --help)\n");
+      return -1;
+    }
+    return 2;
+  });
+  harness::banner("day39-scan", o);
+  Setup s;
+  CUDA_CHECK(cudaGetDeviceProperties(&s.prop, 0));
+  if (s.prop.warpSize != kWarp) {
+    std::printf("error: the shuffle scans assume %d lanes a warp; the device has %d\n", kWarp,
+                s.prop.warpSize);
+    return 1;
+  }
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  // The inputs: +1/-1 always (the lesson's), ones and random 0/1 as --input asks.
+  std::vector<Reference> refs = {referenceFor(Input::PlusMinusOne, o.seed, o.maxN)};
+  for (harness::Input in : o.inputs()) {
+    refs.push_back(
+        referenceFor(in == harness::Input::Ones ? Input::Ones : Input::ZeroOne, o.seed, o.maxN));
+  }
+  auto nameOf = [](Input k) {
+    return k == Input::Ones ? "ones" : k == Input::ZeroOne ? "random 0/1" : "+1/-1";
+  };
+  harness::Guarded in, out, partials; // in and out: made for each size, so scans cost O(n)
+  auto make = [&](size_t n) {
+    if (!in.make(n) || !out.make(n)) {
+      std::printf("error: cudaMalloc of 2 x %zu guarded floats failed\n", n);
+      std::exit(1);
+    }
+  };
+  auto release = [&] {
+    in.release();
+    out.release();
+  };
+  if (!partials.make(kMaxChunks)) {
+    std::printf("error: cudaMalloc failed\n");
+    return 1;
+  }
+  s.partials = partials.at(0);
+  s.stateWords = 1 + (o.maxN + kTile - 1) / kTile;
+  s.bestStateWords = 1 + (o.maxN + kMinBestTile - 1) / kMinBestTile;
+  CUDA_CHECK(cudaMalloc(&s.state, s.stateWords * 8));
+  CUDA_CHECK(cudaMalloc(&s.bestState, s.bestStateWords * 8));
+  CUDA_CHECK(cudaMemset(s.bestState, 0, s.bestStateWords * 8));
+  CUDA_CHECK(cubScan(nullptr, s.cubTempBytes, nullptr, nullptr, o.maxN, stream));
+  CUDA_CHECK(cudaMalloc(&s.cubTemp, std::max<size_t>(1, s.cubTempBytes)));
+  CUDA_CHECK(cudaMalloc(&s.counts, 3 * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMalloc(&s.seeds, refs[0].seeds.size() * sizeof(long long)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  auto useReference = [&](const Reference &r) { // the check's seeds on the device
+    CUDA_CHECK(cudaMemcpy(s.seeds, r.seeds.data(), r.seeds.size() * 8, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  };
+  // Fills n inputs at `offset` of `buf`, NaN everywhere else (guards, slack).
+  auto fill = [&](harness::Guarded &buf, size_t n, int offset, const Reference &r) {
+    buf.poison();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    fillRing<<<256, 256, 0, stream>>>(buf.at(offset), n, n, n, r.kind, r.seed);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  };
+
+  std::vector<Variant> variants;
+  for (int k = 0; k < kRowCount; ++k) {
+    variants.push_back({kRows[k].name, Row(k), kDefaultOneBlockMax});
+  }
+  variants.push_back({"best: one block", Row::Best, kExact});
+  variants.push_back({"best: look-back", Row::Best, 0});
+  auto setupFor = [&](const Variant &v) {
+    Setup t = s;
+    t.oneBlockMax = v.oneBlockMax;
+    return t;
+  };
+
+  // The matrix's sizes (harness::sizes: the full list, or --quick's) and the scan's own edges:
+  // every tile the rows use (the ladder's 2048, best's 2048, 3072 and 8192, its one blocks' 1024,
+  // 4096 and 8192) - 1 and + 1, twice and three times it (+ 5), and 1000003, which no tile divides.
+  std::vector<size_t> sizes = harness::sizes(o);
+  for (size_t tile : {kTile, size_t(3072), size_t(8192), size_t(1024), size_t(4096)}) {
+    for (size_t n : {tile - 1, tile + 1, 2 * tile - 1, 2 * tile + 1, 3 * tile + 5}) {
+      if (n <= o.maxN && (!o.quick || n == tile + 1)) { // --quick: tile + 1 only
+        sizes.push_back(n);
+      }
+    }
+  }
+  if (!o.quick && o.maxN >= 1000003) {
+    sizes.push_back(1000003);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+
+  harness::Report report;
+  // One run of variant v on in/out at (inOff, outOff) (out == in when inPlace), checked.
+  auto runOnce = [&](const Variant &v, size_t n, int inOff, int outOff, bool inPlace,
+                     const Reference &r) {
+    harness::Guarded &dst = inPlace ? in : out;
+    if (!inPlace) {
+      dst.poison();
+    }
+    partials.poison();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    Setup t = setupFor(v);
+    float *to = inPlace ? in.at(inOff) : dst.at(outOff);
+    launchRow(v.row, t, in.at(inOff), to, n, stream);
+    harness::waitFor(stream, 20.0, v.name);
+    Check c = checkRow(v.row, t, r, in.at(inOff), to, n, n, stream);
+    report.expect(c.ok, c.got, c.want,
+                  "%s n=%zu in+%d out+%d%s input %s: element %llu (%llu "
+                  "differ, %llu written past n)",
+                  v.name, n, inOff, inPlace ? inOff : outOff, inPlace ? " in place" : "",
+                  nameOf(r.kind), c.first, c.wrong, c.strays);
+    size_t bad = dst.strays(n, inPlace ? inOff : outOff) + partials.strays(kMaxChunks, 0);
+    bad += inPlace ? 0 : in.strays(n, inOff);
+    report.expect(bad == 0, double(bad), 0, "%s n=%zu: floats written outside the output", v.name,
+                  n);
+  };
+
+  size_t cases = 0;
+  for (size_t n : sizes) {
+    make(n);
+    for (const Reference &r : refs) {
+      useReference(r);
+      for (int inOff : harness::offsets(o)) {
+        if (n > 65537 && inOff % 3 != 0) {
+          continue; // large sizes: offsets 0 and 3 (every tile path is reached at the small ones)
+        }
+        for (int pass = 0; pass < 3; ++pass) { // out at the same misalignment, the next, in place
+          int outOff = pass == 1 ? (inOff + 1) % harness::kOffsets : inOff;
+          fill(in, n, inOff, r);
+          ++cases;
+          for (const Variant &v : variants) {
+            if (pass > 0 && v.row == Row::Copy) {
+              continue; // the copy needs in and out equally misaligned; in place it proves nothing
+            }
+            runOnce(v, n, inOff, outOff, pass == 2, r);
+            if (pass == 2) {
+              fill(in, n, inOff, r); // in place consumed the input
+            }
+          }
+        }
+      }
+    }
+    release();
+  }
+
+  // Both timing paths, as the lesson times them: every batch from poison, then the check reads
+  // what the last timed call (stream) or the last replay (graph) wrote.
+  useReference(refs[0]);
+  for (size_t n : {size_t(1027), size_t(65537), (size_t(1) << 20) + 3}) {
+    if (n > o.maxN) {
+      continue;
+    }
+    make(n);
+    fill(in, n, 0, refs[0]);
+    for (const Variant &v : variants) {
+      for (int graph = 0; graph < 2; ++graph) {
+        Setup t = setupFor(v);
+        auto call = [&] { launchRow(v.row, t, in.at(0), out.at(0), n, stream); };
+        auto poison = [&] {
+          CUDA_CHECK(cudaMemsetAsync(out.alloc, 0xFF, out.floats * sizeof(float), stream));
+        };
+        if (graph) {
+          timeGraph(call, poison, 2, stream);
+        } else {
+          timeKernel(call, poison, 2, stream);
+        }
+        harness::waitFor(stream, 20.0, v.name);
+        Check c = checkRow(v.row, t, refs[0], in.at(0), out.at(0), n, n, stream);
+        report.expect(c.ok, c.got, c.want, "%s n=%zu after %s timing: element %llu", v.name, n,
+                      graph ? "graph" : "stream", c.first);
+      }
+    }
+    release();
+  }
+
+  // Repetition: back-to-back launches alternating two different inputs (A: +1/-1 seed S, B:
+  // +1/-1 seed S + 1), every output checked. Both inputs are filled once, side by side.
+  size_t nr = std::min<size_t>(o.maxN / 2, 65537);
+  std::vector<Reference> ab = {referenceFor(Input::PlusMinusOne, o.seed, nr),
+                               referenceFor(Input::PlusMinusOne, o.seed + 1, nr)};
+  harness::Guarded inB;
+  make(std::max<size_t>(nr, std::min<size_t>(o.maxN, size_t(1) << 22)));
+  if (!inB.make(nr)) {
+    std::printf("error: cudaMalloc failed\n");
+    return 1;
+  }
+  long long *seedsB = nullptr;
+  CUDA_CHECK(cudaMalloc(&seedsB, ab[1].seeds.size() * 8));
+  CUDA_CHECK(
+      cudaMemcpy(s.seeds, ab[0].seeds.data(), ab[0].seeds.size() * 8, cudaMemcpyHostToDevice));
+  CUDA_CHECK(
+      cudaMemcpy(seedsB, ab[1].seeds.data(), ab[1].seeds.size() * 8, cudaMemcpyHostToDevice));
+  fill(in, nr, 0, ab[0]);
+  fill(inB, nr, 0, ab[1]);
+  auto repeat = [&](const Variant &v, uint64_t count, const char *what) {
+    Setup t = setupFor(v), tb = t;
+    tb.seeds = seedsB;
+    uint64_t bad = 0;
+    for (uint64_t k = 0; k < count; ++k) {
+      bool b = k % 2 == 1;
+      launchRow(v.row, t, b ? inB.at(0) : in.at(0), out.at(0), nr, stream);
+      harness::waitFor(stream, 20.0, v.name);
+      Check c = checkRow(v.row, b ? tb : t, ab[b], nullptr, out.at(0), nr, nr, stream);
+      if (!c.ok && bad++ == 0) {
+        report.expect(false, c.got, c.want, "%s %s n=%zu launch %llu (input %s): element %llu",
+                      v.name, what, nr, (unsigned long long)k, b ? "B" : "A", c.first);
+      }
+    }
+    report.expect(bad == 0, double(bad), 0, "%s %s: %llu back-to-back launches, failed ones",
+                  v.name, what, (unsigned long long)count);
+  };
+  for (const Variant &v : variants) {
+    if (v.row == Row::Chained || v.row == Row::LookBack || v.row == Row::Best) {
+      repeat(v, reps, "repetition");
+    }
+  }
+  // The same under delay injection: in each launch a different tile sleeps 20 us before it
+  // publishes, so its successors' look-back (or wait) meets a tile that has published nothing.
+  CUDA_CHECK(delay::set(delay::kRotate, 20));
+  for (const Variant &v : variants) {
+    if (v.row == Row::Chained || v.row == Row::LookBack || v.row == Row::Best) {
+      repeat(v, std::min<uint64_t>(reps, 1000), "repetition, a tile sleeping in each launch");
+    }
+  }
+  CUDA_CHECK(delay::set(delay::kNone, 0));
+
+  // Delay injection: one tile sleeps before it publishes; every run exact, none hangs.
+  for (size_t n : {nr, std::min<size_t>(o.maxN, size_t(1) << 22)}) {
+    fill(in, n, 0, refs[0]);
+    useReference(refs[0]);
+    for (const Variant &v : variants) {
+      bool onePass = v.row == Row::Chained || v.row == Row::LookBack ||
+                     (v.row == Row::Best && n > v.oneBlockMax);
+      if (!onePass) {
+        continue;
+      }
+      size_t tile = v.row == Row::Best ? bestTile(n, v.oneBlockMax) : kTile;
+      unsigned int tiles = unsigned((n + tile - 1) / tile);
+      for (unsigned int sleeper : {0u, 1u, tiles / 2, tiles - 1, unsigned(o.seed % tiles)}) {
+        for (unsigned int us : {5u, 200u, 2000u}) {
+          if (sleeper >= tiles) {
+            continue;
+          }
+          CUDA_CHECK(delay::set(sleeper, us));
+          Setup t = setupFor(v);
+          out.poison();
+          CUDA_CHECK(cudaDeviceSynchronize());
+          launchRow(v.row, t, in.at(0), out.at(0), n, stream);
+          harness::waitFor(stream, 20.0, v.name);
+          Check c = checkRow(v.row, t, refs[0], in.at(0), out.at(0), n, n, stream);
+          report.expect(c.ok, c.got, c.want,
+                        "%s n=%zu, tile %u of %u sleeps %u us before it "
+                        "publishes: element %llu (%llu differ)",
+                        v.name, n, sleeper, tiles, us, c.first, c.wrong);
+        }
+      }
+      CUDA_CHECK(delay::set(delay::kNone, 0));
+    }
+  }
+
+  std::printf("day39-scan: %zu size x offset x input cases, %zu variants, timing paths, %llu "
+              "launches a one-pass row back to back, delay injection; %ld checks, %ld failed\n",
+              cases, variants.size(), (unsigned long long)reps, report.checks, report.failures);
+  release();
+  inB.release();
+  partials.release();
+  for (void *p : {(void *)s.state, (void *)s.bestState, s.cubTemp, (void *)s.counts,
+                  (void *)s.seeds, (void *)seedsB}) {
+    CUDA_CHECK(cudaFree(p));
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return report.finish();
+}
