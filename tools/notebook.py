@@ -352,7 +352,7 @@ def execute(root, nb_path, out_dir, timeout):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__,
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root", nargs="?", default=ROOT)
     ap.add_argument("--check", action="store_true", help="the host test: change nothing")
@@ -361,6 +361,8 @@ def main(argv):
     ap.add_argument("--timeout", type=int, default=900, help="with --execute: seconds a cell")
     ap.add_argument("--gpu", action="store_true", help="with --execute: skip (77) without a GPU")
     a = ap.parse_args(argv)
+    if not os.path.isdir(a.root):
+        ap.error(f"{a.root}: no such file or directory")
     path = os.path.join(a.root, NOTEBOOK)
     if a.execute:
         nb = a.notebook or path

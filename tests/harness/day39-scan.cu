@@ -4,21 +4,23 @@
 //
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day39-scan.cu && ./harness
 //
-// The matrix: harness::kSizes up to --max-n plus the scan's own edges (tile +- 1 and 2 x tile +- 1
-// for the ladder's 2048-float tiles, best's 8192-float tiles and its one block's 16384, sizes no
-// tile divides); input offsets 0..3 floats past 256-byte alignment, each with an output offset of
-// the same and of the next misalignment (float4 rows fall back to scalar loads), and in place (out
-// == in, which CUB allows too); the inputs +1/-1 (the lesson's) plus all-ones and seeded random 0/1
-// (--input); best forced onto each of its paths at every n. NaN guard bands around the input, the
-// output and the chunk partials, scanned whole after each run. Then at n = 1027, 65537 and 2^20 + 3
-// every row goes through timeKernel and timeGraph (two calls a batch) and the check reads what the
-// last timed call wrote. Then the one-pass rows (chained, look-back, best) run --reps times back
-// to back, ALTERNATING two different inputs and each output checked: a status word or counter
-// left stale by the previous launch gives the previous input's prefixes, which the check sees
-// (on one input it would not: the stale values would be the right ones). Last, delay injection
-// (tests/harness/delay.h): one chosen tile sleeps before it publishes - the first, the second, one
-// in the middle, the last - for 5 us, 200 us and 2 ms; each run must be exact and must finish
-// (a hang fails after 20 s).
+// The matrix: harness::sizes (the full list, or --quick's) up to --max-n, plus the scan's own edges
+// (tile - 1 and + 1, twice and three times a tile, for the ladder's 2048-float tiles, best's 3072
+// and 8192, its one blocks' 1024, 4096 and 8192; 1000003, which no tile divides); input offsets
+// 0..3 floats past 256-byte alignment, each with an output offset of the same and of the next
+// misalignment (the float4 rows fall back to scalar loads), and in place (out == in, which CUB
+// allows too); the inputs +1/-1 (the lesson's) plus all-ones and seeded random 0/1 (--input);
+// best forced onto each of its paths at every n. NaN guard bands around the input, the output and
+// the chunk partials, scanned after each run. Then at n = 1027, 65537 and 2^20 + 3 every row goes
+// through timeKernel and timeGraph (two calls a batch) and the check reads what the last timed call
+// wrote. Then the one-pass rows (chained, look-back, best) run --reps times back to back,
+// ALTERNATING two different inputs, each output checked: a status word or counter left stale by
+// the previous launch gives the previous input's prefixes, which the check sees (on one input it
+// would not: the stale values would be the right ones); and again with a different tile sleeping
+// in each launch. Last, delay injection (tests/harness/delay.h): one chosen tile sleeps before it
+// publishes - the first, the second, one in the middle, the last - for 5 us, 200 us and 2 ms; each
+// run must be exact and must finish (a hang fails after 20 s). Not reached here: best's 128 x 6
+// shape under delay injection (it starts above 2^22; the matrix checks it at 16776605 and 2^24).
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
