@@ -5,12 +5,14 @@ nowhere (not with --output-on-failure either), so it runs this after its tests
 
 Usage: skipped.py BUILD_DIR
 
-Reads BUILD_DIR/Testing/Temporary/LastTest.log (LastTest.log.tmp while ctest still writes it) and
+Reads BUILD_DIR/Testing/Temporary/LastTest.log as ctest still writes it (LastTest.log.tmp before
+CTest 4, LastTest.log.tmpXXXXX with a random suffix from CTest 4: the newest such file) and
 prints, for each test whose output has a line starting `SKIPPED:`, the test's name and that line.
 Every skip in this repository prints one and nothing else does (tools/gpu_test.sh, tools/cuda12.sh,
 the host checks' exit 77, a missing tool): ctest's log does not tell a skip from a pass. Exit 0
 always: a failing post-test command would fail the test run.
 """
+import glob
 import os
 import re
 import sys
@@ -21,9 +23,10 @@ def main(argv):
         print("skipped.py: error: want BUILD_DIR", file=sys.stderr)
         return 0
     log = os.path.join(argv[0], "Testing", "Temporary", "LastTest.log")
-    log = next((p for p in (log + ".tmp", log) if os.path.exists(p)), None)
-    if log is None:
+    written = glob.glob(glob.escape(log) + ".tmp*")  # this run's log, still open
+    if not written and not os.path.exists(log):
         return 0
+    log = max(written, key=os.path.getmtime) if written else log
     name, seen = None, {}
     with open(log, encoding="utf-8", errors="replace") as f:
         for line in f:
