@@ -12,6 +12,9 @@
 #   --tool T    run under compute-sanitizer --tool T, which must report zero errors; a MODE that
 #               contains `race-demo` must instead make racecheck REPORT a hazard (the exhibit)
 #   a MODE that contains `2pow3` is skipped where the device lacks the memory for it
+#   a MODE that starts with `repeat-` is evidence only: another process of the `default` run, for
+#               the README's medians; it checks nothing `default` does not, so it runs (and is
+#               captured) only with REDUCTION_CAPTURE set and is skipped, with that reason, otherwise
 #
 # GPU tests skip (exit 77, reason printed) where no CUDA device is present. Lesson runs that time
 # (no --tool) are RUN_SERIAL: `ctest -L gpu -j 8` runs the sanitizer and harness tests side by side
@@ -82,6 +85,8 @@ function(reduction_day)
       set(how sanitize-${tool})
     elseif(mode MATCHES "2pow3")
       set(how run-if-memory)
+    elseif(mode MATCHES "^repeat-")
+      set(how evidence-only)
     else()
       set(how run)
     endif()

@@ -7,6 +7,8 @@
 #                            'device memory' on stderr) is a skip
 #           sanitize-TOOL    compute-sanitizer TOOL must report zero errors, exit 0
 #           expect-race      racecheck must REPORT a hazard (the race exhibit)
+#           evidence-only    like run, but only with REDUCTION_CAPTURE set (a repeat of the default
+#                            run for the README's medians); otherwise a skip, with that reason
 #     KIND  lesson | harness (which program EXE is: the day's lesson, or its test program)
 #
 # Exit 77 (CTest's skip) with the reason printed when no CUDA device is present.
@@ -19,6 +21,14 @@ how=$1 day_dir=$2 mode=$3 kind=$4; shift 4
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "SKIPPED: no CUDA device on this machine (nvidia-smi lists no GPU); this test runs on a GPU runner"
   exit 77
+fi
+if [ "$how" = evidence-only ]; then
+  if [ -z "${REDUCTION_CAPTURE:-}" ]; then
+    echo "SKIPPED: evidence only: $mode is another process of the default run, for the README's" \
+         "medians, and checks nothing the default run does not; REDUCTION_CAPTURE=DIR runs it"
+    exit 77
+  fi
+  how=run
 fi
 if [ -n "${REDUCTION_CAPTURE:-}" ]; then
   exe=$1; shift

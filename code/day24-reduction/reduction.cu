@@ -10,30 +10,22 @@
 //       (contiguous active lanes, consecutive words: no divergence inside a warp, no conflicts);
 //   v4  v3 with the first add during the load: each thread loads two elements, kBlock apart,
 //       so the grid is half as large and no thread sits idle through the first step.
-// Each version reduces ALL the way to one float: pass 1 turns n inputs into one partial a block,
-// the next pass reduces those partials, and so on, alternating between two scratch buffers. The
-// bytes read are counted over every pass; the number of passes is printed.
+// Each version reduces ALL the way to one float, pass after pass over two scratch buffers; bytes
+// are counted over every pass. Before anything is timed, a compile-time model (constexpr,
+// static_asserts) counts a block's warp executions of the tree body, plain and weighted by
+// bank-conflict ways: (47, 12, 12, 12) and (47, 47, 12, 12) at 256 threads.
 //
-// Before anything is timed, a compile-time model (constexpr functions, static_asserts) counts per
-// block the warp-level executions of the tree body and the same weighted by bank-conflict ways:
-// (47, 12, 12, 12) and (47, 47, 12, 12) at 256 threads. The program prints the model, then the
-// measured table, the step speed-ups (v1 -> v2, v2 -> v3, v3 -> v4) and the largest single step.
-//
-// Build and run (from the repository root):
-//   nvcc -std=c++17 -O3 -arch=sm_75 -o reduction code/day24-reduction/reduction.cu
-//   ./reduction              n = 2^24 - 611 = 16,776,605 ones: the model and the timing table
-//   ./reduction --n 65537    any n from 1 to 2^24;  ./reduction --help  the knobs
-//
-// Checked: every version's one float, exactly (inputs are 1.0f, so the sum is n), once before it
-// is timed and again on what the LAST TIMED run wrote (every timing batch starts from NaN-poisoned
-// scratch, so a run that writes nothing or writes wrong fails); the device's warp size (the model
-// and kernels assume 32 lanes). Not checked: speed (never a pass/fail condition), and the model
-// against a profiler (the model is arithmetic; the table is the experiment). No copy ceiling on
-// this day: day 25 adds one.
-// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device whose warps are
-// not 32 lanes; 2 bad usage (one `error:` line on stderr, before any device allocation).
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
-// tests/harness/day24-reduction.cu (see README).
+// Checked: every version's one float, exactly (inputs are 1.0f, so the sum is n), before it is
+// timed and again on what the LAST TIMED run wrote (every batch starts from NaN-poisoned scratch);
+// the warp size (32 lanes). Not checked: speed, and the model against a profiler (the model is
+// arithmetic; the table is the experiment). No copy ceiling on this day: day 25 adds one.
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o reduction code/day24-reduction/reduction.cu
+// Run:   ./reduction  (n = 2^24 - 611 ones: the model, the table, the step speed-ups; --help)
+// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage
+//        (one `error:` line on stderr, before any device allocation).
+// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs:
+// tests/harness/day24-reduction.cu.
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>

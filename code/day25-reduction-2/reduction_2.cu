@@ -15,10 +15,7 @@
 //
 // Build and run (any card; a Colab T4 is sm_75, an H200 sm_90):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o reduction_2 code/day25-reduction-2/reduction_2.cu
-//   ./reduction_2
-// Knobs (--help): --n N, --blocks B (grid of v4c..v8), --offset K (input K = 0..3 floats past
-// alignment), --sweep (the exercise), --race-demo (for racecheck), --in-flight (bytes in flight:
-// why v4c..v6 sit where they do on THIS GPU; see README).
+//   ./reduction_2   (knobs, the sweep, the race demo and the bytes-in-flight run: --help)
 //
 // Checked: every row, exactly, on its first run (before timing) and then what the LAST TIMED
 // LAUNCH left (after timing; outputs are NaN-poisoned before every timed batch). Partial rows:
@@ -26,7 +23,6 @@
 // source, compared on the device. NOT checked: speed (reported; no threshold decides).
 // The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
 // tests/harness/day25-reduction-2.cu (see README).
-//
 // Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device this program cannot
 // use (warp size other than 32); 2 bad usage (one line on stderr, before any allocation).
 

@@ -10,30 +10,21 @@
 //                       the one atomicAdd: n/256 atomics on the address.
 //   tree (v8)           day 25's v8: float4 grid-stride loads, warp shuffles, one partial a
 //                       block, then a second pass of ONE block adds the partials. No atomics.
-// Every atomic row zeroes its accumulator with cudaMemsetAsync inside each timed call. Then, in
-// the default run: the exhibit (per element at n = 2^25 returns 2^24: a float that holds 2^24
-// cannot grow by 1.0f; never counted); the trapezoidal rule (f(x) = x^2 + 1 on [0, 2], 2^20
-// trapezoids, 32-thread blocks: one atomic a thread; a warp shuffle sum, then one atomic a block;
-// a shared-memory warp sum with __syncwarp, then one atomic a block), within the bounds of
-// trapReference(); determinism (20 sums of one fixed-seed random input by each sum row: the tree
-// must give one bit pattern, a counted check).
-//
-// Build and run (any card; a Colab T4 is sm_75, an H200 sm_90):
-//   nvcc -std=c++17 -O3 -arch=sm_75 -o atomics code/day26-atomics/atomics.cu
-//   ./atomics [--n N | --sweep | --race-demo] [--help]
-//     --n N (default 2^24): any N up to 2^24, a power of two up to 2^32 above. --sweep: n = 2^10,
-//     2^12, ..., 2^26, us per call of every row and the crossovers. --race-demo: the lock-step
-//     shared-memory warp sum without __syncwarp, once, for compute-sanitizer --tool racecheck.
+// Every atomic row zeroes its accumulator inside each timed call. Then: the exhibit (per element
+// at n = 2^25 returns 2^24, never counted); the trapezoidal rule (f(x) = x^2 + 1 on [0, 2], 2^20
+// trapezoids, 32-thread blocks, three ways to finish); the tree's determinism (20 sums, one bits).
 //
 // Checked: every sum row exactly (the one float == n), before it is timed and again on what the
-// LAST timed launch left (every timed batch starts from NaN poison); the copy element by element
-// against its source, on the device; the trapezoid rows within stated bounds; the tree's
-// determinism. A row outside its exact range (per element above 2^24, per warp above 2^29) is not
-// run, and the reason is printed. NOT checked: speed (the tables report it; no threshold).
-// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device without 32-lane
-// warps; 2 bad usage (one line on stderr, before any device allocation).
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
-// tests/harness/day26-atomics.cu (see README).
+// LAST timed launch left (every timed batch starts from NaN poison); the copy element by element;
+// the trapezoid rows within trapReference()'s bounds; the tree's determinism. A row outside its
+// exact range (per element above 2^24, per warp above 2^29) is not run, with the reason printed.
+// NOT checked: speed (the tables report it; no threshold).
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o atomics code/day26-atomics/atomics.cu
+// Run:   ./atomics  (n = 2^24; --n, --sweep (the crossovers), --race-demo (racecheck); --help)
+// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage
+//        (one line on stderr, before any device allocation).
+// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs:
+// tests/harness/day26-atomics.cu.
 
 #include <algorithm>
 #include <cmath>

@@ -1,13 +1,14 @@
 // Day 27: finishing a multi-block reduction in ONE launch — the last block, fences, tickets.
 //
-// Day 25's v8 needs two launches to leave one float on the device: pass 1 writes one partial a
-// block, pass 2 (one block) adds them. Today the grid finishes the job itself: every block writes
-// its partial and takes a ticket from a counter; the block that draws the LAST ticket knows every
-// other partial is written, adds them, and resets the counter for the next launch. No block ever
-// waits for another, so it cannot hang.
+// Day 25's v8 needs two launches to leave one float: pass 1 writes one partial a block, pass 2
+// adds them. Here every block writes its partial and takes a ticket from a counter; the block that
+// draws the LAST ticket knows every other partial is written, adds them, and resets the counter.
+// No block ever waits for another, so it cannot hang (a grid-wide "all have arrived" flag could:
+// nothing guarantees that the awaited blocks are resident; the README explains it, this file does
+// not ship it).
 //
-// Rows, in order, with the one change between neighbours (all on the same 1024 x 256 grid, the same
-// float4 grid-stride loads and the same warp-shuffle block reduction, so only the finish differs):
+// Rows, one change between neighbours (one 1024 x 256 grid, float4 grid-stride loads, one
+// warp-shuffle block sum: only the finish differs):
 //   copy                   the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   v8                     two launches: pass 1 leaves partials, pass 2 (one block) adds them.
 //   last-block fence       ONE launch: partial, __threadfence(), atomicAdd ticket; the last block
@@ -15,33 +16,17 @@
 //                          line), adds them and resets the counter.
 //   last-block atomic_ref  the same promise in the C++ memory model: cuda::atomic_ref fetch_add
 //                          with memory_order_acq_rel at thread_scope_device; plain loads after it.
-// All three reductions produce one float on the device. The one launch saves the HOST's second
-// launch (the table times back-to-back calls from the host), not a GPU gap between two kernels:
-// in day 39's CUDA graph (no host launch cost) v8's two kernels are ahead at every n to 2^30.
+// The one launch saves the HOST's second launch, not a GPU gap (the README, and day 39's graph
+// mode). Then the repetition: 10,000 launches of each one-launch row, each checked by a one-thread
+// kernel: a counter not reset shows for certain, a missing fence only in an unlucky interleaving.
 //
-// Then the repetition: 10,000 launches of each one-launch row, each followed by a one-thread
-// checker kernel (float == n? counter back to 0? then poison the float). A counter not reset shows
-// up for certain, a missing fence only in an unlucky interleaving: a smoke detector, not a proof.
-//
-// Why not a grid-wide "wait until every block has arrived" flag: nothing guarantees that the
-// blocks being waited for are resident. A spinning block holds its SM slot; if the awaited block
-// needs that slot, the grid hangs. The README explains it; this file does not ship it.
-//
-// Build and run (any card; a Colab T4 is sm_75, an H200 sm_90):
-//   nvcc -std=c++17 -O3 -arch=sm_75 -o last_block code/day27-last-block/last_block.cu
-//   ./last_block                  the table at n = 2^16, 2^20, 2^24, 2^26, then the repetition
-//   ./last_block --n 65537        one size (any n from 1 to 2^24, or a power of two up to 2^32)
-//   ./last_block --reps 100000    the repetition's launch count a row (default 10000); --help
-//
-// What is checked: every row's output, exactly (inputs are 1.0f, so the sum is n), before timing
-// and after it (what the LAST timed launch wrote; see timeKernel); the one-launch rows' ticket
-// counter back at 0; the copy equal to its source (on the device); every repeated launch. What is
-// NOT checked: speed (the table reports it; no threshold decides pass/fail).
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
-// tests/harness/day27-last-block.cu (see README).
-//
-// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device that lacks what
-// the day needs (32-lane warps); 2 bad usage.
+// Checked: every row's output, exactly (inputs are 1.0f, so the sum is n), before timing and what
+// the LAST timed launch wrote; the tickets back at 0; the copy equal to its source; every repeated
+// launch. NOT checked: speed. Edge matrix, second input, guard bands, sanitizer runs:
+// tests/harness/day27-last-block.cu.
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o last_block code/day27-last-block/last_block.cu
+// Run:   ./last_block  (n = 2^16 .. 2^26, then the repetition; --n N, --reps R; --help)
+// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage.
 
 #include <algorithm>
 #include <cstddef>

@@ -1,9 +1,8 @@
 // Day 28: cooperative groups — one launch with grid.sync(), and a block sum for any whole-warp
 // block size.
 //
-// One input (n floats, all 1.0f, so the right sum is n), one table at n = 2^16, 2^20, 2^24 and
-// 2^26 (day 27's sizes, so the transcripts compare). Rows, in order, with the one change between
-// neighbours:
+// One input (n floats, all 1.0f, so the right sum is n) at n = 2^16, 2^20, 2^24 and 2^26. Rows,
+// one change between neighbours:
 //   copy                      the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   v8 two passes, shuffle    day 25's v8 shape: float4 loads, a warp-shuffle block sum; pass 1 on
 //                             1024 blocks leaves one partial a block, pass 2 (one block) adds them.
@@ -14,31 +13,20 @@
 //                             32-lane group, one shared slot a warp, no log-step loop of our own.
 //   two passes, cg::reduce    the two-pass shape with that block sum at 32, 96, 192, 256, 480, 768
 //                             and 1024 threads (largest n only): whole warps, no power of two.
-// Every reduction row leaves ONE float on the device.
+// Work: whole tiles of 1024 floats, tile t to block t % B (plus a scalar head and a rest), so
+// every partial is a multiple of 2^10 and the sum of ones is exact to 2^34 on the cooperative
+// grid, which is no power of two (the README has the argument).
 //
-// How the work is shared: a scalar head up to 16-byte alignment, whole tiles of 1024 floats (256
-// float4s), a rest shorter than a tile. Tile t belongs to block t % B; the finishing block adds the
-// partials, the head and the rest. Why not a plain grid-stride loop: the cooperative grid is not a
-// power of two (e.g. 8 x 132 SMs = 1056 blocks), and above 2^24 a float sum of ones is exact only
-// if every partial is a multiple of some 2^k and every running sum stays <= 2^(24+k). Whole tiles
-// make every block partial a multiple of 2^10: exact up to n = 2^34 (we allow 2^32).
-//
-// Build and run (any card; no -rdc: since CUDA 11 grid.sync() is inline code in
-// <cooperative_groups.h>, research/day28-cooperative.md):
-//   nvcc -std=c++17 -O3 -arch=sm_75 -o cooperative code/day28-cooperative/cooperative.cu
-//   ./cooperative                 the table
-// Knobs (--help): --n N one size; --offset K the input starts K = 0..3 floats past alignment;
-// --blocks B a smaller cooperative grid; --threads T the cg::reduce two-pass row at T threads only.
-//
-// Checked: every row, exactly, before it is timed and again on what the LAST TIMED launch left
-// (every timed batch starts from NaN poison, so a launch that writes nothing or reads a partial
-// before it is written fails). Reduction rows: the one float == n; copy: destination == source,
-// counted on the device. Refused before any allocation (exit 2): a block size that is not whole
-// warps, a cooperative grid larger than can be co-resident (a launch that could hang is never
-// made). NOT checked: speed. The edge-matrix self-test, the second exact input, guard bands and
-// sanitizer runs live in tests/harness/day28-cooperative.cu (see README).
-// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device without what the
-// day needs (cooperative launch, a block that fits, 32-lane warps); 2 bad usage.
+// Checked: every row, exactly, before it is timed and on what the LAST TIMED launch left (batches
+// start from NaN poison). Refused before any allocation (exit 2): a block that is not whole warps,
+// a cooperative grid larger than can be co-resident (a launch that could hang is never made). NOT
+// checked: speed. The edge matrix, second input, guards and sanitizer runs:
+// tests/harness/day28-cooperative.cu.
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o cooperative code/day28-cooperative/cooperative.cu
+//        (no -rdc: since CUDA 11 grid.sync() is inline code in <cooperative_groups.h>)
+// Run:   ./cooperative  (--n, --offset, --blocks, --threads: --help)
+// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or a device without cooperative
+//        launch, a block that fits or 32-lane warps; 2 bad usage.
 
 // snippet: includes
 #include <algorithm>

@@ -1,60 +1,33 @@
 // Day 39: the library arrives. cub::DeviceReduce::Sum head to head with the ladder, 2^10..2^30.
 //
-// How far is the module's own reduction from the library? One program sums n floats of 1.0f (so
-// the right answer is n) at every power of two from 2^10 to 2^30, in two timing modes. The rows,
-// and the one change from the row above:
+// n floats of 1.0f (the right sum is n) at every power of two, in two timing modes (stream:
+// back-to-back calls; graph: one replay of a CUDA graph of them). Rows, one change from above:
 //   copy              the ceiling: a float4 copy (day 27's), bytes read + written.
-//   CUB Sum           the library: cub::DeviceReduce::Sum; temporary storage sized once (at the
-//                     largest n) and allocated once, outside timing. Two launches above one tile.
-//   v8 two passes     our two-launch reduction (days 25/27): float4 grid-stride loads on 1024
-//                     blocks of 256, shuffle block sum; a second launch of ONE block adds partials.
-//   atomic per block  finish with atomics instead of a second pass (day 26): one element a thread,
-//                     n/256 blocks, one atomicAdd a block into a float zeroed by each call.
-//   last block        finish inside the launch (day 27): v8's first pass; each block publishes its
-//                     partial, fences, takes a ticket; the block with the last ticket adds them.
-//   cooperative       finish behind a grid barrier (day 28): whole tiles of 1024 floats a block,
-//                     grid.sync(), block 0 adds the partials; grid = what the device holds at once.
-//   best              last block, tuned, its shape picked by n (tiles of kBestLoads independent
-//                     float4 loads a thread, all issued before the first add): ONE block up to
-//                     2^15 (256, 512 or 1024 threads; no partials, no ticket); up to 2^22 one
-//                     CUB-sized tile (4096 floats) a block, then a last block; above, tiles of
-//                     8192 floats on one resident wave (8 from 2^27), whole tiles a block (exact
-//                     above 2^24 on any grid). The ticket: cuda::atomic_ref, acq_rel (day 27).
-//   best + PDL        Hopper and newer (cc 9.0+), and NOT what CUB does: best, except where best
-//                     finishes with a last block over one tile a block (2^15 < n <= 2^22; the
-//                     timed sizes 2^16..2^22): there a PAIR of kernels, the second launched with
-//                     programmatic dependent launch,
-//                     so it is scheduled while the first still runs and waits in
-//                     cudaGridDependencySynchronize() before it reads the partials. Refused, with
-//                     the reason, on older GPUs and on builds whose kernels are not for sm_90+.
-// Every reduction row leaves one float on the device.
+//   CUB Sum           cub::DeviceReduce::Sum; temporary storage sized and allocated once.
+//   v8 two passes     days 25/27: float4 grid-stride loads on 1024 x 256, a second launch adds.
+//   atomic per block  day 26: one element a thread, one atomicAdd a block into a zeroed float.
+//   last block        day 27: each block publishes its partial, fences, takes a ticket; the block
+//                     with the last ticket adds them.
+//   cooperative       day 28: whole tiles a block, grid.sync(), block 0 adds the partials.
+//   best              last block, tuned, its shape by n: ONE block up to 2^15; one CUB-sized tile
+//                     a block and a last block up to 2^22; above, 8192-float tiles on one resident
+//                     wave (exact above 2^24 on any grid). Its ticket: cuda::atomic_ref, acq_rel.
+//   best + PDL        Hopper (cc 9.0+) and NOT what CUB does: where best finishes with a last
+//                     block (2^15 < n <= 2^22), a PAIR of kernels, the second launched with
+//                     programmatic dependent launch so it is scheduled while the first runs;
+//                     refused, with the reason, on older GPUs and builds.
+// Every reduction row leaves one float on the device. Inputs under kL2Multiple x L2 bytes are
+// rotated over copies; the table labels each size DRAM or L2-warm.
 //
-// Two timing modes, CUDA events, the median of kTimingBatches batches:
-//   stream  a batch = back-to-back calls on one stream (the host's launch cost included);
-//   graph   a batch = ONE replay of a CUDA graph into which the same calls were captured once
-//           (the host's launch cost leaves; the GPU's gap between dependent kernels stays).
-// Inputs under kL2Multiple x L2 bytes are rotated over several copies of the ones, so a call reads
-// memory the previous calls did not touch; the table labels each size DRAM or L2-warm.
-//
-// Build and run (a Colab T4 is sm_75, an H200 sm_90):
-//   nvcc -std=c++17 -O3 -arch=sm_75 -o cub_vs_ladder code/day39-cub/cub_vs_ladder.cu
-//   ./cub_vs_ladder   both modes, n = 2^10 .. 2^30 (needs 2 x 4 GiB of device memory)
-// Knobs: --mode stream|graph|both, --min-n N, --max-n N (powers of two, 2^10 .. 2^32),
-//        --best-small-max S (best runs one block for n <= S; the exercise), --help.
-// On an H200, in the median of three runs, best >= CUB at every size in stream mode and at all but
-// 2^12 and 2^20 (0.98, 0.99) in graph mode; the README has the table.
-//
-// Checked, exactly, for every row at every size and mode: the result of one untimed call, and
-// what the LAST timed call wrote (every timed batch starts from poisoned outputs, so a call that
-// stops writing fails); the one-launch rows' ticket counters back at 0; the copy element by
-// element against its source, on the device, with the NaN guard after it untouched.
-// NOT checked: speed. The tables and summaries report it; no threshold decides.
-// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device whose warp is not
-// 32 lanes; 2 bad usage (before any allocation). A device without cooperative launch gets that
-// row "refused", with the reason, and so does best + PDL on a GPU below cc 9.0 (a T4) or in a
-// build not for sm_90+; the other rows still run.
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
-// tests/harness/day39-cub.cu (see README).
+// Checked, exactly, for every row at every size and mode: one untimed call, and what the LAST
+// timed call wrote (batches start from poisoned outputs); the tickets back at 0; the copy element
+// by element with its NaN guard. NOT checked: speed. A row the device cannot run is "refused" with
+// the reason; the others still run. Edge matrix, second input, guards, sanitizers:
+// tests/harness/day39-cub.cu.
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o cub_vs_ladder code/day39-cub/cub_vs_ladder.cu
+// Run:   ./cub_vs_ladder  (both modes, 2^10..2^30: 2 x 4 GiB of device memory; --help)
+// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage
+//        (before any allocation).
 
 #include <algorithm>
 #include <climits>

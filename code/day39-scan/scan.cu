@@ -16,9 +16,8 @@
 //   look-back         decoupled look-back: a tile publishes its own sum at once; one warp adds its
 //                     predecessors' sums until it meets an inclusive prefix.
 //   best              by n: ONE warp or block up to 2^13 (one launch, no flags); above, the
-//   look-back
-//                     on warp-striped tiles whose status words carry a launch epoch (no memset),
-//                     the tile shape by n, and from 2^23 CUB's own shape and poll delays.
+//                     look-back on warp-striped tiles whose status words carry a launch epoch (no
+//                     memset), the tile shape by n, and from 2^23 CUB's own shape and poll delays.
 // Exact: the input is a seeded walk of +1/-1. Every intermediate of every row is the sum of a
 // contiguous range (between min P - max P and max P - min P of the prefixes P, checked on the host
 // to be <= 2^24) or of at most one chunk's inputs: a float holds each exactly, in any association.
@@ -28,8 +27,7 @@
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o scan code/day39-scan/scan.cu   (an H200: -arch=sm_90)
 // Run:   ./scan  (both timing modes, 2^10..2^30: 2 x 4 GiB of device memory; --help for the knobs)
 // Exit:  0 all exact; 1 a check failed, a CUDA error, or a device the day cannot use; 2 bad usage.
-// The edge matrix, the other inputs, in-place runs, guard bands, 10^4 back-to-back launches and
-// delay injection: tests/harness/day39-scan.cu.
+// Edge matrix, other inputs, in place, guards, 10^4 launches, delays: tests/harness/day39-scan.cu.
 
 #include <algorithm>
 #include <cmath>
@@ -93,7 +91,7 @@ constexpr size_t kGuard = 64;              // NaN floats after each input and ou
 constexpr double kBatchBytes = 2.0 * (size_t(1) << 30); // input bytes a timed batch aims to read
 constexpr int kMinCalls = 4, kMaxCalls = 1024;       // calls a batch (2^28 and up: 4; 2^10: 1024)
 constexpr size_t kChainedMaxTimed = size_t(1) << 24; // chained is checked, not timed, above this:
-                                                     // its serial chain makes a call take >10 ms
+                                                     // one link a tile: 2.3 ms at 2^24 (H200)
 constexpr int kTimingBatches = 7;                    // odd, so the median is one batch
 
 __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
@@ -111,7 +109,7 @@ __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
 // reduce of reduce-then-scan adds a chunk's floats in a strided order. So with R <= 2^24 and every
 // chunk <= 2^24 floats, every intermediate is an integer a float holds exactly, and every row is
 // exact whatever the association. With all-ones R = n, so ones are exact only up to n = 2^24; the
-// +1/-1 walk keeps R near sqrt(n) (about 10^5 at 2^30).
+// +1/-1 walk keeps R near sqrt(n) (38839 at 2^30 for seed 39, the run's banner line).
 static_assert(kMaxN / kMaxChunks + kTile <= kExact, "(b): a chunk has at most 2^24 floats");
 static_assert(kBlock % kWarp == 0 && kItems % 4 == 0, "whole warps, whole float4s");
 static_assert(kMaxChunks <= 1024 && kMaxChunks % kWarp == 0, "one block scans the partials");
@@ -185,7 +183,7 @@ __device__ float warpInclusiveScan(float v) {
 // The block scan by shuffles: each warp scans its 32 values, lane 31 writes the warp's total to one
 // shared slot, warp 0 scans those slots, each warp adds the total of the warps before it. Same
 // contract as blockScanShared, but blockDim.x a multiple of 32 and warpTotals blockDim.x / 32
-// floats; two barriers instead of 2 x log2(blockDim.x) + 2.
+// floats; three barriers instead of 2 x log2(blockDim.x) + 2 (18 at 256 threads).
 // Needs: kWarp, kFullMask, warpInclusiveScan
 __device__ float blockScanShuffle(float v, float *warpTotals, float &total) {
   unsigned int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
@@ -412,7 +410,8 @@ __global__ void __launch_bounds__(kBlock)
 // snippet: status-words
 // A tile's status word (see kAggregate): epoch 0 in the ladder rows, whose words are zeroed before
 // each call; best's carry the launch's epoch, so a word left by an earlier launch reads as "not
-// yet". Needs: kEpochMask
+// yet".
+// Needs: kEpochMask
 __device__ inline unsigned long long statusWord(unsigned int epoch, unsigned int status, float v) {
   return (static_cast<unsigned long long>(epoch & kEpochMask) << 34) |
          (static_cast<unsigned long long>(status) << 32) | __float_as_uint(v);
@@ -574,8 +573,8 @@ __global__ void __launch_bounds__(kBlock)
 // the warp's pieces in order. v[j] becomes the lane's 4 inclusive sums within its own part of piece
 // j; before[j] the sum of the warp's floats before that part; warpBefore the sum of the tile's
 // floats before the warp. Returns the tile's sum (every thread). Every thread of the block calls
-// it. full: in 16-byte aligned and the whole tile inside n (else guarded scalar loads). Needs:
-// kWarp, kFullMask, warpInclusiveScan
+// it. full: in 16-byte aligned and the whole tile inside n (else guarded scalar loads).
+// Needs: kWarp, kFullMask, warpInclusiveScan
 template <int kThreads, int kLoads>
 __device__ float scanTileStriped(const float *in, size_t n, size_t first, bool full,
                                  float4 (&v)[kLoads], float (&before)[kLoads], float &warpBefore,
@@ -650,7 +649,7 @@ __device__ void storeTileStriped(float *out, size_t n, size_t first, bool full,
 // end snippet
 
 // best, small n: ONE block scans all of in[0, n), tile by tile, carrying the running sum (best uses
-// it only where one tile is all of n). No counter, no status words, one launch. Launch:
+// it for n <= --one-block-max, 8192 by default). No counter, no status words, one launch. Launch:
 // <<<1, kThreads>>>, kThreads a multiple of 32 (one warp will do); vec: in and out 16-byte aligned.
 // Needs: kWarp, kFullMask, scanTileStriped, storeTileStriped, warpInclusiveScan
 // ptx: v4-loads shfl
@@ -680,7 +679,8 @@ __global__ void __launch_bounds__(kThreads)
 // epoch (statusWord), so words left by the last launch read as "not yet" and need no reset. Words
 // are wrongly current only if one survives 2^30 launches unwritten. Launch: blockDim.x ==
 // kThreads, grid = ceil(n / tile) blocks; *counter's low 32 bits 0 at launch (zeroed once; every
-// launch leaves them 0); status words zeroed once. firstPollNs, pollNs: lookBack's sleeps.
+// launch leaves them 0); status words zeroed once; launches that share a counter run one after
+// the other (one stream). firstPollNs, pollNs: lookBack's sleeps.
 // Launch: scanBest<256, 8><<<(n + 8191) / 8192, 256>>>(in, out, n, true, counter, status, 0,
 //   0); check prefixErrors(out, host) == 0
 // Needs: kWarp, kFullMask, kAggregate, kInclusive, kEpochMask, scanTileStriped, storeTileStriped,
@@ -716,7 +716,7 @@ __global__ void __launch_bounds__(kThreads)
     DELAY_BEFORE_PUBLISH(tile);
     publish(&status[tile], epoch, tile == 0 ? kInclusive : kAggregate, total);
   }
-  if (threadIdx.x < kWarp) {
+  if (threadIdx.x < kWarp) { // all 32 lanes of warp 0: lookBack's full masks are right
     float prefix = tile == 0 ? 0.0f : lookBack(status, tile, epoch, firstPollNs, pollNs);
     if (threadIdx.x == 0) {
       if (tile > 0) {
@@ -746,7 +746,7 @@ __host__ __device__ inline uint32_t hashIndex(uint64_t seed, uint64_t i) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return uint32_t((z ^ (z >> 31)) >> 32);
 }
-// Needs: Input, hashIndex
+// Needs: Input, hashIndex, <cstdint>
 __host__ __device__ inline int inputValue(Input kind, uint64_t seed, uint64_t i) {
   uint32_t bit = hashIndex(seed, i) & 1u;
   return kind == Input::Ones ? 1 : kind == Input::ZeroOne ? int(bit) : bit ? 1 : -1;
@@ -754,7 +754,7 @@ __host__ __device__ inline int inputValue(Input kind, uint64_t seed, uint64_t i)
 
 // Fills a ring of copies: p[j] = input element j % slot if j % slot < n, else NaN (the guard after
 // each copy). Any grid (grid-stride).
-// Needs: Input, inputValue, hashIndex
+// Needs: Input, inputValue, hashIndex, <cstdint>
 __global__ void fillRing(float *p, size_t count, size_t slot, size_t n, Input kind, uint64_t seed) {
   size_t stride = size_t(gridDim.x) * blockDim.x;
   for (size_t j = size_t(blockIdx.x) * blockDim.x + threadIdx.x; j < count; j += stride) {
@@ -764,11 +764,12 @@ __global__ void fillRing(float *p, size_t count, size_t slot, size_t n, Input ki
 }
 
 // The check: warp c walks outputs [c x kCheckChunk, (c + 1) x kCheckChunk) in order, recomputing
-// the input and its exact prefix in 32-bit integers (an integer scan: no rounding at all), starting
-// from seeds[c], the exact prefix before the chunk (computed on the host). counts[0] += outputs in
-// [0, n) whose bits differ from float(prefix); counts[1] += floats of [n, slot) that are not NaN;
-// counts[2] = the smallest index that differs (atomicMin). Any grid of whole warps.
-// Needs: kWarp, kFullMask, kCheckChunk, Input, inputValue, hashIndex
+// the input and its exact prefix in integers (32-bit lane scans, a 64-bit running sum: no rounding
+// at all), starting from seeds[c], the exact prefix before the chunk (computed on the host).
+// counts[0] += outputs in [0, n) whose bits differ from float(prefix); counts[1] += floats of [n,
+// slot) that are not NaN; counts[2] = the smallest index that differs (atomicMin). Any grid of
+// whole warps.
+// Needs: kWarp, kFullMask, kCheckChunk, Input, inputValue, hashIndex, <cstdint>
 __global__ void checkScan(const float *out, size_t n, size_t slot, Input kind, uint64_t seed,
                           const long long *seeds, unsigned long long *counts) {
   unsigned int lane = threadIdx.x % kWarp;

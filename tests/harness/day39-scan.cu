@@ -19,8 +19,8 @@
 // would not: the stale values would be the right ones); and again with a different tile sleeping
 // in each launch. Last, delay injection (tests/harness/delay.h): one chosen tile sleeps before it
 // publishes - the first, the second, one in the middle, the last - for 5 us, 200 us and 2 ms; each
-// run must be exact and must finish (a hang fails after 20 s). Not reached here: best's 128 x 6
-// shape under delay injection (it starts above 2^22; the matrix checks it at 16776605 and 2^24).
+// run must be exact and must finish (a hang fails after 20 s), at 65537, 2^22 and 2^23 + 5 (best's
+// 128 x 6 shape with its poll delays starts above 2^22). Each part prints the seconds it took.
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
@@ -168,6 +168,12 @@ int main(int argc, char **argv) {
                   n);
   };
 
+  auto start = std::chrono::steady_clock::now();
+  auto took = [&](const char *part) { // the seconds since the last part: where the run's time goes
+    auto now = std::chrono::steady_clock::now();
+    std::printf("%s: %.1f s\n", part, std::chrono::duration<double>(now - start).count());
+    start = now;
+  };
   size_t cases = 0;
   for (size_t n : sizes) {
     make(n);
@@ -195,6 +201,8 @@ int main(int argc, char **argv) {
     }
     release();
   }
+
+  took("the matrix");
 
   // Both timing paths, as the lesson times them: every batch from poison, then the check reads
   // what the last timed call (stream) or the last replay (graph) wrote.
@@ -226,13 +234,21 @@ int main(int argc, char **argv) {
     release();
   }
 
+  took("the timing paths");
+
   // Repetition: back-to-back launches alternating two different inputs (A: +1/-1 seed S, B:
   // +1/-1 seed S + 1), every output checked. Both inputs are filled once, side by side.
   size_t nr = std::min<size_t>(o.maxN / 2, 65537);
   std::vector<Reference> ab = {referenceFor(Input::PlusMinusOne, o.seed, nr),
                                referenceFor(Input::PlusMinusOne, o.seed + 1, nr)};
   harness::Guarded inB;
-  make(std::max<size_t>(nr, std::min<size_t>(o.maxN, size_t(1) << 22)));
+  std::vector<size_t> delaySizes = {nr}; // 2^23 + 5: best's 128 x 6 shape
+  for (size_t n : {size_t(1) << 22, (size_t(1) << 23) + 5}) {
+    if (n <= o.maxN) {
+      delaySizes.push_back(n);
+    }
+  }
+  make(delaySizes.back());
   if (!inB.make(nr)) {
     std::printf("error: cudaMalloc failed\n");
     return 1;
@@ -276,9 +292,10 @@ int main(int argc, char **argv) {
     }
   }
   CUDA_CHECK(delay::set(delay::kNone, 0));
+  took("the repetition");
 
   // Delay injection: one tile sleeps before it publishes; every run exact, none hangs.
-  for (size_t n : {nr, std::min<size_t>(o.maxN, size_t(1) << 22)}) {
+  for (size_t n : delaySizes) {
     fill(in, n, 0, refs[0]);
     useReference(refs[0]);
     for (const Variant &v : variants) {
@@ -311,6 +328,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  took("delay injection");
   std::printf("day39-scan: %zu size x offset x input cases, %zu variants, timing paths, %llu "
               "launches a one-pass row back to back, delay injection; %ld checks, %ld failed\n",
               cases, variants.size(), (unsigned long long)reps, report.checks, report.failures);

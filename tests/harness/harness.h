@@ -3,7 +3,7 @@
 // A day's test program, tests/harness/<day>.cu, is:
 //
 //   #define REDUCTION_HARNESS            // switches the lesson's main() off
-//   #ifndef LESSON                       // the mutation run (tests/mutation/run.py) passes
+//   #ifndef LESSON                       // the mutation run (tools/mutation.py) passes
 //   #define LESSON "../../code/<day>/<file>.cu"  // -DLESSON='"path"' to test a mutated copy
 //   #endif
 //   #include LESSON

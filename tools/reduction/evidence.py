@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Every transcript under evidence/ is what tools/capture.py writes, passed, and is current.
 
-Usage: check_transcripts.py ROOT|DIR|FILE.txt ...   (ROOT: every evidence/**/*.txt)
+Usage: tools/evidence.py ROOT|DIR|FILE.txt ...   (ROOT: every evidence/**/*.txt)
 
 Header: capture.py's keys in its order (date, gpu, driver, cuda, build, `# source:` lines, command,
-exit code, `#`), read by tools/transcript.py. The file name is MODE-YYYY-MM-DD-GPU.txt with the
+exit code, `#`), read by transcript.py. The file name is MODE-YYYY-MM-DD-GPU.txt with the
 header's date and GPU (MODE-YYYY-MM-DDTHHMMSS-GPU.txt, with its time too, for a later one that day).
 
 Verdict: exit code 0 needs `RESULT: PASS (...)` as the last non-empty output line (compute-sanitizer's
@@ -17,8 +16,13 @@ Sealed: a header's `# output: sha256=HEX` (tools/capture.py writes it) equals th
 output below the header; a header without it (older transcripts) is read as unsealed.
 
 Current: the newest transcript of each mode that code/DAY/runs.txt still lists was built from its
-sources as they are now: the `fingerprint=` (comments and whitespace ignored, tools/transcript.py)
-or, in transcripts older than the fingerprint, the sha256.
+sources as they are now: the `fingerprint=` (comments and whitespace ignored, record.py)
+or, in transcripts older than the fingerprint, the sha256; and its `# command:` ran that line:
+the same sanitizer tool and the same program options, in any order (fixture other-command).
+
+Complete (a ROOT given): every mode a code/DAY/runs.txt lists has a transcript under evidence/DAY/,
+and every tests/mutation/DAY.mutants one under evidence/mutation/ (DAY-YYYY-MM-DD-GPU.txt, which
+must be current like a run's: the script, the list, the lesson and the test program it names).
 """
 import argparse
 import datetime
@@ -26,13 +30,11 @@ import glob
 import hashlib
 import os
 import re
-import sys
+import shlex
 
-import hostcheck
+from . import record, transcript
 
-sys.path.insert(0, os.path.join(hostcheck.REPO_ROOT, "tools"))
-import transcript  # noqa: E402  (the one reader)
-from capture import gpu_slug  # noqa: E402  (the one naming rule, shared with the writer)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 RESULT_PASS = re.compile(r"^RESULT: PASS \(.+\)$")
 
@@ -64,15 +66,16 @@ def check_file(path, report):
         if t.date != date[:10] or t.time not in (None, date[11:].replace(":", "")):
             report.error(path, 1, f"file name date {t.date}{'T' + t.time if t.time else ''} "
                          f"differs from the header date {date}")
-        if t.gpu_slug != gpu_slug(t.value("gpu")):
+        if t.gpu_slug != record.gpu_slug(t.value("gpu")):
             report.error(path, 2, f"file name GPU `{t.gpu_slug}` differs from the header GPU "
-                         f"`{t.value('gpu')}` (capture.py would write `{gpu_slug(t.value('gpu'))}`)")
+                         f"`{t.value('gpu')}` (capture.py would write `{record.gpu_slug(t.value('gpu'))}`)")
     try:
         datetime.datetime.strptime(date, "%Y-%m-%d %H:%M:%S")
     except ValueError:
         report.error(path, 1, "the header date is not a real date and time")
     for line, m in t.sources:
         check_source(path, t, line, m, report)
+    check_command(path, t, report)
     if t.seal and t.seal[0] != t.body_sha256:
         report.error(path, t.seal[1], f"the output below the header is not what tools/capture.py "
                      f"wrote: its sha256 is {t.body_sha256}, the seal says {t.seal[0]} (a "
@@ -111,16 +114,15 @@ def check_source(path, t, line, m, report):
     if os.path.abspath(transcript.newest(os.path.dirname(path), t.mode) or "") != \
             os.path.abspath(path):
         return  # an older transcript records an older version, as it should
-    listed = transcript.runs(os.path.join(hostcheck.REPO_ROOT, "code",
-                                          os.path.basename(os.path.dirname(path))))
+    listed = modes(os.path.dirname(path))
     if listed and t.mode not in listed:
         return  # a mode the day no longer runs: a record of what it printed then
-    src = os.path.join(hostcheck.REPO_ROOT, m.group("path"))
+    src = os.path.join(ROOT, m.group("path"))
     if not os.path.exists(src):
         report.error(path, line, f"source {m.group('path')} named in the header does not exist")
         return
     if m.group("fp"):
-        same = transcript.fingerprint(src) == m.group("fp")
+        same = record.fingerprint(src) == m.group("fp")
     else:
         with open(src, "rb") as f:
             same = hashlib.sha256(f.read()).hexdigest() == m.group("hash")
@@ -131,6 +133,73 @@ def check_source(path, t, line, m, report):
                      "evidence shows what the code prints")
 
 
+def options(words):
+    """A program's arguments as a sorted list of options, each flag with the values after it (the
+    order of flags does not change a run; the order of a flag and its value does)."""
+    out = []
+    for w in words:
+        if w.startswith("--") or not out:
+            out.append([w])
+        else:
+            out[-1].append(w)
+    return sorted(out)
+
+
+def check_command(path, t, report):
+    """The newest transcript of a mode its day's runs.txt lists ran that line: the program's
+    options (in any order), the sanitizer tool and the program (the lesson, or with --harness the
+    test program) as runs.txt gives them (a line changed after the capture means the evidence is
+    of another run)."""
+    ev_dir = os.path.dirname(path)
+    listed = {} if os.path.basename(os.path.abspath(ev_dir)) == "mutation" else modes(ev_dir)
+    if t.mode not in listed or os.path.abspath(transcript.newest(ev_dir, t.mode) or "") != \
+            os.path.abspath(path):
+        return
+    words = listed[t.mode]
+    want = (words[words.index("--") + 1:] if "--" in words else [],
+            words[words.index("--tool") + 1] if "--tool" in words else None)
+    cmd = shlex.split(t.value("command"))
+    exe = next((i for i, w in enumerate(cmd) if w.startswith("./")), None)
+    got = (cmd[exe + 1:] if exe is not None else cmd,
+           cmd[cmd.index("--tool") + 1] if cmd[0] == "compute-sanitizer" else None)
+    harness = exe is not None and cmd[exe] == "./harness"  # capture.py's name for the test program
+    if [options(got[0]), got[1], harness] != [options(want[0]), want[1], "--harness" in words]:
+        report.error(path, t.header["command"][1], f"ran `{t.value('command')}`, but runs.txt's "
+                     f"`{t.mode}` line is `{shlex.join([t.mode] + words)}`: capture it again "
+                     "with that line (or put the line back)")
+
+
+def modes(ev_dir):
+    """The modes of an evidence directory whose newest transcript must be current: its day's run
+    list; for evidence/mutation/, the days with a tests/mutation/DAY.mutants list (the mutation run
+    writes one transcript a day; the combined `mutation-...` ones of 2026-12-01 are records)."""
+    ev_dir = os.path.abspath(ev_dir)
+    root = os.path.dirname(os.path.dirname(ev_dir))  # ROOT/evidence/DIR: this repository or a fixture
+    if os.path.basename(ev_dir) == "mutation":
+        lists = os.path.join(root, "tests", "mutation")
+        return {os.path.basename(f)[:-len(".mutants")]: f
+                for f in sorted(glob.glob(os.path.join(lists, "*.mutants")))}
+    return transcript.runs(os.path.join(root, "code", os.path.basename(ev_dir)))
+
+
+def check_complete(root, report):
+    """Every mode of every day's run list has a transcript (a run never captured is a gap), and
+    every day with a mutation list has a mutation transcript."""
+    for day, f in modes(os.path.join(root, "evidence", "mutation")).items():
+        if not transcript.newest(os.path.join(root, "evidence", "mutation"), day):
+            report.error(f, 1, f"no mutation transcript evidence/mutation/{day}-DATE-GPU.txt: "
+                         f"run tools/mutation.py --transcript evidence/mutation {day} on a GPU")
+    for day_dir in sorted(glob.glob(os.path.join(root, "code", "day*", ""))):
+        day = os.path.basename(os.path.dirname(day_dir))
+        for mode in transcript.runs(day_dir):
+            if not transcript.newest(os.path.join(root, "evidence", day), mode):
+                lines = transcript.read_lines(os.path.join(day_dir, "runs.txt"))
+                line = next(i + 1 for i, l in enumerate(lines) if l.split()[:1] == [mode])
+                report.error(os.path.join(day_dir, "runs.txt"), line, f"`{mode}` has no "
+                             f"transcript under evidence/{day}/: capture it on a GPU "
+                             "(REDUCTION_CAPTURE=DIR ctest -L gpu)")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,13 +208,13 @@ def main(argv):
     for a in paths:
         if not os.path.exists(a):
             ap.error(f"{a}: no such file or directory")
-    report = hostcheck.Report("transcripts")
+    report = transcript.Report("transcripts")
     files = transcripts_of(paths)
     sealed = sum(bool(check_file(path, report)) for path in files)
+    for a in paths:
+        if os.path.isdir(os.path.join(a, "code")) and os.path.isdir(os.path.join(a, "evidence")):
+            check_complete(a, report)
     return report.finish(f"{len(files)} transcript(s): header, verdict and source current; "
                          f"{sealed} sealed (output sha256 matches), {len(files) - sealed} unsealed "
                          "(written before the seal)")
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """A day's source keeps the module's rules: read as text and compiled by nvcc (no GPU needed).
 
-Usage: check_sources.py [--nvcc NVCC] [--rules R,R] [--run] ROOT|DAY_DIR|FILE.cu ...
+Usage: tools/sources.py [--nvcc NVCC] [--rules R,R] [--run] ROOT|DAY_DIR|FILE.cu ...
        ROOT: every code/day*/; DAY_DIR: its .cu (and its README for `kernels`); FILE.cu: that file.
 
 self-contained  Only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
@@ -39,25 +38,53 @@ Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing
 self-contained and masks rules, which need none, are still checked and their faults still fail).
 """
 import argparse
+import glob
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
-import hostcheck
+from . import record, transcript
+from .readme import quoted as readme_quotes
+from .transcript import Report
 
 RULES = ("self-contained", "masks", "ptx", "kernels")
 KERNEL = re.compile(r"\b__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|\w+)\s+)*?void\s+"
                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 
 
+def line_of(text, offset):
+    """The 1-based line of TEXT that character OFFSET is on."""
+    return text.count("\n", 0, offset) + 1
+
+
+def strip_comments(text, blank_strings=True):
+    """TEXT with comments (and, if BLANK_STRINGS, the insides of literals) blanked: every offset
+    and line number stays where it was."""
+    return "".join(re.sub(r"[^\n]", " ", t) if k == "comment" else
+                   t[0] + " " * (len(t) - 2) + t[-1] if k == "literal" and blank_strings and
+                   len(t) > 1 else t for k, t in record.segments(text))
+
+
+def day_sources(day_dir):
+    """The .cu files of DAY_DIR, sorted."""
+    return sorted(glob.glob(os.path.join(day_dir, "*.cu")))
+
+
+def day_dirs_of(arg):
+    """Day directories named by ARG: every code/day*/ of a repository root, or ARG itself."""
+    arg = os.path.abspath(arg)
+    if os.path.isdir(os.path.join(arg, "code")) and not os.path.basename(arg).startswith("day"):
+        return sorted(d for d in glob.glob(os.path.join(arg, "code", "day*")) if os.path.isdir(d))
+    return [arg]
+
+
 def kernels_in(code):
     """[(match, line, first line of its declaration: its template line)] of CODE's kernels."""
     lines, out = code.splitlines(), []
     for m in KERNEL.finditer(code):
-        line = first = hostcheck.line_of(code, m.start())
+        line = first = line_of(code, m.start())
         while first > 1 and lines[first - 2].strip().startswith("template"):
             first -= 1
         out.append((m, line, first))
@@ -118,8 +145,8 @@ def defines_time_kernel(code):
 
 
 def self_contained(path, text, code, report):
-    for m in INCLUDE.finditer(hostcheck.strip_comments(text, blank_strings=False)):
-        line, name = hostcheck.line_of(code, m.start()), m.group(2).strip()
+    for m in INCLUDE.finditer(strip_comments(text, blank_strings=False)):
+        line, name = line_of(code, m.start()), m.group(2).strip()
         if m.group(1) == '"':
             report.error(path, line, f'#include "{name}": a day file includes no project header; '
                          "copy what it needs into the file (CUDA-CODE-STYLE.md section 1)")
@@ -127,14 +154,14 @@ def self_contained(path, text, code, report):
             report.error(path, line, f"#include <{name}>: use the C++ header <c{name[:-2]}>")
         elif not (name in STD_HEADERS or name in CUDA_HEADERS or name.startswith(CUDA_DIRS)):
             report.error(path, line, f"#include <{name}>: not a C++17 standard header nor a "
-                         "CUDA-toolkit header (tests/host/check_sources.py lists those)")
+                         "CUDA-toolkit header (tools/reduction/sources.py lists those)")
     if not re.search(r"^[ \t]*#[ \t]*define[ \t]+CUDA_CHECK\(", code, re.M):
         report.error(path, 1, "no `#define CUDA_CHECK(call)`: each day defines its own "
                      "(CUDA-CODE-STYLE.md section 3)")
     if not defines_time_kernel(code):
         use = re.search(r"\btimeKernel\b", code)
         what = "names timeKernel but never defines it" if use else "defines no timeKernel"
-        report.error(path, hostcheck.line_of(code, use.start()) if use else 1, f"{what}: each day "
+        report.error(path, line_of(code, use.start()) if use else 1, f"{what}: each day "
                      "defines its own timeKernel function (CUDA-CODE-STYLE.md section 5)")
 
 
@@ -162,7 +189,7 @@ def masks(path, text, code, report):
         if (m.group(1) == "__syncwarp" and not arg) or arg in full or re.match(COMPUTED, arg) or (
                 re.fullmatch(r"\w+", arg) and re.search(rf"\b{arg}\s*=\s*{COMPUTED}", body)):
             continue
-        report.error(path, hostcheck.line_of(code, m.start()), f"`{m.group(1)}` mask `{arg}`: not "
+        report.error(path, line_of(code, m.start()), f"`{m.group(1)}` mask `{arg}`: not "
                      "a named full-warp constant (`constexpr unsigned int kFullMask = 0xffffffffu;`) "
                      "nor a value __ballot_sync or __activemask computed in this function: a mask "
                      "naming fewer lanes than run the call is undefined, and no sanitizer sees it "
@@ -232,7 +259,7 @@ def ptx(path, text, code, opts, report):
     regions = exhibits(path, lines, report)
     inside = lambda line: any(a < line < b for a, b in regions)  # noqa: E731
     for m in re.finditer(r"\bvolatile\b", code):
-        if not inside(line := hostcheck.line_of(code, m.start())):
+        if not inside(line := line_of(code, m.start())):
             report.error(path, line, "`volatile` outside a race exhibit: no volatile "
                          "warp-synchronous code (use __shfl_down_sync or __syncwarp); the only "
                          "volatile tails sit between `// race exhibit:` and `// end race exhibit` "
@@ -288,7 +315,6 @@ def ptx(path, text, code, opts, report):
 
 
 # --- kernels: the unit a README kernel block compiles in alone ------------------------------------
-SNIPPET = re.compile(r"^\s*<!--\s*snippet:\s*(\S+)\s*-->\s*$")
 NEEDS = re.compile(r"^\s*//\s*Needs:(.*)$")
 TEMPLATE = re.compile(r"template\s*<([^<>]*(?:<[^<>]*>[^<>]*)*)>\s*$")
 DECORATION = re.compile(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)"
@@ -298,7 +324,7 @@ IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 def top_level_items(text):
     """[(start, end, names)] of the top-level items of TEXT: declarations, definitions, # lines."""
-    code = hostcheck.strip_comments(text)
+    code = strip_comments(text)
     items, i, start, depth = [], 0, None, 0
     while i < len(code):
         c = code[i]
@@ -388,6 +414,9 @@ def needs_of(comment_lines):
 #   out       n floats, NaN before each launch
 #   status    one status word (unsigned long long) a block of the grid, 0 before each launch (the
 #             one-pass scans' tiles publish there)
+#   keys      n uint32_t keys on the device (the sorts' input): the top 32 bits of i times
+#             0x9E3779B97F4A7C15 (a Weyl sequence: every digit varies); hostKeys: the same, on the host
+#   sorted    n uint32_t, 0xA5A5A5A5 before each launch (the sorts' output)
 #   any other name of a pointer parameter: one value of its type, 0 before each launch
 #   resident  (the grid) as many blocks as the GPU holds at once, from the occupancy calculator
 #   cooperative  launched with cudaLaunchCooperativeKernel (grid.sync() needs it)
@@ -395,84 +424,19 @@ def needs_of(comment_lines):
 # What is checked, exactly: `check A == B, ...` when given; else *result == want if the kernel takes
 # result, else the partials added up == want, else out == in element by element; and *ticket == 0.
 # A check may call prefixErrors(out, host): the elements of out that differ from the exact
-# inclusive prefix sums of the input (the scans; every prefix of 0..6 at n = N is below 2^24).
+# inclusive prefix sums of the input (the scans; every prefix of 0..6 at n = N is below 2^24); a
+# kernel that takes sorted is checked by sortErrors(sorted, hostKeys): the keys that differ from
+# hostKeys sorted on the host.
 LAUNCH = re.compile(r"^\s*//\s*Launch:(.*)$")
 LAUNCH_FORM = ("[cooperative ]KERNEL[<T, ...>]<<<GRID, BLOCK[, SHARED]>>>(ARG, ...)"
                "[; with NAME = EXPR, ...][; check A == B, ...]")
 N = 1000003  # no block or tile divides it, and n % 4 = 3 leaves a scalar tail after the float4s
 ROLES = {"partials": "float", "result": "float", "out": "float", "ticket": "unsigned int",
-         "status": "unsigned long long"}
-HELPERS = {
-    "deviceArray": """\
-template <class T> static T *deviceArray(size_t count) {
-  T *p = nullptr;
-  cudaCheck(cudaMalloc(&p, count * sizeof(T)));
-  return p;
-}""",
-    "fromDevice": """\
-template <class T> static T fromDevice(const T *p) { // one value, device to host
-  T v;
-  cudaCheck(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
-  return v;
-}""",
-    "toDevice": """\
-template <class T> static void toDevice(T *p, T v) { // one value, host to device
-  cudaCheck(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
-}""",
-    "sumOf": """\
-static double sumOf(const float *p, size_t count) { // device floats, added on the host
-  std::vector<float> h(count);
-  cudaCheck(cudaMemcpy(h.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost));
-  double s = 0.0;
-  for (float x : h) {
-    s += x;
-  }
-  return s;
-}""",
-    "prefixErrors": """\
-static double prefixErrors(const float *p, const std::vector<float> &in) { // out vs exact prefixes
-  std::vector<float> h(in.size());
-  cudaCheck(cudaMemcpy(h.data(), p, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  size_t bad = 0;
-  double prefix = 0.0; // whole numbers below 2^24: exact in a double and in a float
-  for (size_t i = 0; i < h.size(); ++i) {
-    prefix += in[i];
-    bad += !(h[i] == float(prefix));
-  }
-  return double(bad);
-}""",
-    "mismatches": """\
-static double mismatches(const float *p, const std::vector<float> &want) { // elements that differ
-  std::vector<float> h(want.size());
-  cudaCheck(cudaMemcpy(h.data(), p, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  size_t bad = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    bad += !(h[i] == want[i]);
-  }
-  return double(bad);
-}""",
-}
-PREAMBLE = """\
-// ---- The check: a main that launches the kernel above as its `// Launch:` line says, twice, ----
-// ---- and compares what it leaves with the exact answer (tests/host/check_sources.py wrote it) ----
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-static void cudaCheck(cudaError_t e) {
-  if (e != cudaSuccess) {
-    std::printf("CUDA error: %s\\n", cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-static int checks = 0, failed = 0;
-static void expect(int launch, const char *what, double got, double want) { // exact; NaN fails
-  ++checks;
-  failed += !(got == want);
-  std::printf("%slaunch %d: %s: got %.17g want %.17g%s\\n", got == want ? "" : "CHECK FAILED: ",
-              launch, what, got, want, got == want ? ": exact" : "");
-}"""
+         "status": "unsigned long long", "keys": "uint32_t", "sorted": "uint32_t"}
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit.cuh"),
+          encoding="utf-8") as f:
+    HELPERS = dict(re.findall(r"^//@ (\w+)\n(.*?)\n(?=//@ |\Z)", f.read(), re.S | re.M))
+PREAMBLE = HELPERS.pop("preamble")  # the rest: {name: C++ of a helper a check may use}
 
 
 def split_clause(s):
@@ -534,7 +498,8 @@ def unit_main(name, params, text):
         pointee = " ".join(re.sub(r"\b(const|volatile)\b|\*", " ", ty).split())
         if arg in ROLES and ROLES[arg] != pointee:
             raise ValueError(f"passes `{arg}` ({ROLES[arg]} *) as `{ty}`")
-        if re.fullmatch(r"[A-Za-z_]\w*", arg) and "*" in ty and arg not in ("in", "nullptr"):
+        if re.fullmatch(r"[A-Za-z_]\w*", arg) and "*" in ty and arg not in ("in", "keys",
+                                                                             "nullptr"):
             bufs[arg] = pointee
         typed.append((ty, arg))
     checks = []  # (description, got, want)
@@ -552,12 +517,16 @@ def unit_main(name, params, text):
             checks.append(("the partials, added up", "sumOf(partials, grid)", "want"))
         elif "out" in bufs:
             checks.append(("elements of out that differ from in", "mismatches(out, host)", "0"))
+        elif "sorted" in bufs:
+            checks.append(("keys of sorted that differ from the keys sorted on the host",
+                           "sortErrors(sorted, hostKeys)", "0"))
         if "ticket" in bufs:
             checks.append(("*ticket (back at 0)", "fromDevice(ticket)", "0"))
     if not checks:
-        raise ValueError("passes nothing this check reads (result, partials, out) and has no "
-                         "`check ...` clause")
-    used |= {"deviceArray"} | {h for h in ("fromDevice", "sumOf", "mismatches", "prefixErrors")
+        raise ValueError("passes nothing this check reads (result, partials, out, sorted) and "
+                         "has no `check ...` clause")
+    used |= {"deviceArray"} | {h for h in ("fromDevice", "sumOf", "mismatches", "prefixErrors",
+                                           "sortErrors")
                                if any(re.search(r"\b" + h + r"\(", g) for _, g, _ in checks)}
     used |= {"toDevice"} if sets else set()
     fn = name + L["targs"]
@@ -574,6 +543,13 @@ def unit_main(name, params, text):
         body += ["  float *in = deviceArray<float>(n);",
                  "  cudaCheck(cudaMemcpy(in, host.data(), n * sizeof(float), "
                  "cudaMemcpyHostToDevice));"]
+    if "keys" in L["args"]:
+        body += ["  std::vector<uint32_t> hostKeys(n); // hashes of the index: every digit varies",
+                 "  for (size_t i = 0; i < n; ++i) {",
+                 "    hostKeys[i] = uint32_t((i * 0x9E3779B97F4A7C15ull) >> 32);",
+                 "  }", "  uint32_t *keys = deviceArray<uint32_t>(n);",
+                 "  cudaCheck(cudaMemcpy(keys, hostKeys.data(), n * sizeof(uint32_t), "
+                 "cudaMemcpyHostToDevice));"]
     if L["grid"] == "resident":
         body += ["  int perSm = 0, sms = 0; // resident: every block of the grid on the GPU at once",
                  f"  cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, {fn}, "
@@ -582,17 +558,18 @@ def unit_main(name, params, text):
                  "  const unsigned int grid = perSm * sms;"]
     else:
         body += [f"  const unsigned int grid = {L['grid']};"]
-    count = {"partials": "grid", "out": "n", "status": "grid"}
+    count = {"partials": "grid", "out": "n", "status": "grid", "sorted": "n"}
     body += [f"  {ty} *{b} = deviceArray<{ty}>({count.get(b, '1')});" for b, ty in bufs.items()]
     if "ticket" in bufs:
         body += ["  cudaCheck(cudaMemset(ticket, 0, sizeof *ticket)); // once: a launch leaves it 0"]
     body += ["  for (int launch = 1; launch <= 2; ++launch) {"]
     why = {"partials": "NaN: an unwritten partial fails", "out": "NaN: an unwritten element "
-           "fails", "result": "0: atomics add into it", "status": "0: no tile has published"}
+           "fails", "result": "0: atomics add into it", "status": "0: no tile has published",
+           "sorted": "0xA5A5A5A5: an unwritten key fails"}
     for b in bufs:
         if b != "ticket":
             size = f"{count[b]} * sizeof *{b}" if b in count else f"sizeof *{b}"
-            fill = "0xff" if b in ("partials", "out") else "0"
+            fill = "0xff" if b in ("partials", "out") else "0xa5" if b == "sorted" else "0"
             body += [f"    cudaCheck(cudaMemset({b}, {fill}, {size})); // {why.get(b, '0')}"]
     body += [f"    toDevice({b}, {bufs[b]}({e}));" for b, e in sets]
     body += [f"    // Launch: {text.split(';')[0]}"]
@@ -639,8 +616,8 @@ def closure(needs, own, src, by_name, report, readme, line):
             if it not in chosen:
                 chosen.add(it)
                 got = needs_of(c for _, c in comment_above(src_lines,
-                                                           hostcheck.line_of(src, it[0])))
-                used = IDENT.findall(hostcheck.strip_comments(src[it[0]:it[1]]))
+                                                           line_of(src, it[0])))
+                used = IDENT.findall(strip_comments(src[it[0]:it[1]]))
                 todo += got if got is not None else [x for x in dict.fromkeys(used)
                                                      if x in by_name and x not in it[2]]
     return sorted(chosen), list(dict.fromkeys(headers))
@@ -656,7 +633,7 @@ def assemble(readme, name, lines, a, b, src, items, report):
     constant uses): a learner copies exactly what the line says."""
     block = lines[a + 1:b]
     text = "\n".join(block) + "\n"
-    code = hostcheck.strip_comments(text)
+    code = strip_comments(text)
     own = {nm for _, _, names in top_level_items(text) for nm in names}
     by_name = {}
     for it in items:
@@ -713,30 +690,20 @@ def assemble(readme, name, lines, a, b, src, items, report):
     return out, first_block_line, [m.group(1) for m, _, _ in kernels], needs, a + 1 + kernels[0][1]
 
 
-def gpu_present():
-    """True when nvidia-smi lists a GPU (tools/gpu_test.sh's test for the GPU tests' skip)."""
-    try:
-        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return any(line.startswith("GPU ") for line in p.stdout.splitlines())
-
-
 def readme_kernels(day_dir, src, opts, report):
     """Compiles (and with --run runs) each README kernel block's unit; returns how many."""
     readme = os.path.join(day_dir, "README.md")
     if not os.path.isfile(readme):
         return 0
-    lines, items, count = hostcheck.read_lines(readme), top_level_items(src), 0
-    for i, line in enumerate(lines):
-        block = (m := SNIPPET.match(line)) and hostcheck.fenced_block_after(lines, i)
-        unit = block and assemble(readme, m.group(1), lines, *block, src, items, report)
+    lines, items, count = transcript.read_lines(readme), top_level_items(src), 0
+    for name, first, end in readme_quotes(lines):
+        unit = assemble(readme, name, lines, first - 1, end, src, items, report)
         count += unit is not None
         if not unit:
             continue
         out, first_block_line, names, needs, kline = unit
-        what = f"kernel {', '.join(f'`{k}`' for k in names)} (snippet `{m.group(1)}`)"
-        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{m.group(1)}-", dir=opts.keep_units)
+        what = f"kernel {', '.join(f'`{k}`' for k in names)} (snippet `{name}`)"
+        tmp = tempfile.mkdtemp(prefix=f"check-kernels-{name}-", dir=opts.keep_units)
         cu, exe = os.path.join(tmp, "x.cu"), os.path.join(tmp, "x")
         shown = cu if opts.keep_units else "removed; --keep-units DIR keeps it"
         with open(cu, "w", encoding="utf-8") as f:
@@ -750,8 +717,8 @@ def readme_kernels(day_dir, src, opts, report):
                 e = re.match(r".*?x\.cu\((\d+)\): (.*)", ln)
                 r = int(e.group(1)) - first_block_line if e else -1
                 if "error" in ln:
-                    print(f"  {hostcheck.show(readme)}:{block[0] + 2 + r}: nvcc: {e.group(2)}"
-                          if 0 <= r < block[1] - block[0] - 1 else f"  {ln}")
+                    print(f"  {transcript.show(readme)}:{first + 1 + r}: nvcc: {e.group(2)}"
+                          if 0 <= r < end - first else f"  {ln}")
             if not opts.keep_units:
                 shutil.rmtree(tmp, ignore_errors=True)
             continue
@@ -766,7 +733,7 @@ def readme_kernels(day_dir, src, opts, report):
                 if not opts.keep_units:
                     shutil.rmtree(tmp, ignore_errors=True)
                 continue
-            print(f"{hostcheck.show(readme)}:{kline}: {what}: {r.stdout.strip().splitlines()[-1]}")
+            print(f"{transcript.show(readme)}:{kline}: {what}: {r.stdout.strip().splitlines()[-1]}")
         if not opts.keep_units:
             shutil.rmtree(tmp, ignore_errors=True)
     return count
@@ -787,15 +754,15 @@ def main(argv):
     for a in opts.paths:
         if not os.path.exists(a):
             ap.error(f"{a}: no such file or directory")
-    if opts.run and "kernels" in rules and not gpu_present():
+    if opts.run and "kernels" in rules and not record.gpu_present():
         print("SKIPPED: sources --run: no CUDA device on this machine (nvidia-smi lists no GPU); "
               "the kernel units run on a GPU runner")
-        return hostcheck.SKIP
+        return 77
     skipped = [r for r in rules if r in ("ptx", "kernels") and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
-    report, files, claims, blocks, calls = hostcheck.Report("sources"), 0, 0, 0, 0
+    report, files, claims, blocks, calls = Report("sources"), 0, 0, 0, 0
     for a in opts.paths:  # (day directory or None, its .cu files)
-        days = [(d, hostcheck.day_sources(d)) for d in hostcheck.day_dirs_of(a)] if \
+        days = [(d, day_sources(d)) for d in day_dirs_of(a)] if \
             os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
         if not any(srcs for _, srcs in days):
             report.error(a, 1, "no .cu file here (a day directory holds its program, NAME.cu)")
@@ -804,7 +771,7 @@ def main(argv):
         for day, srcs in days:
             for path in srcs:
                 text = open(path, encoding="utf-8", errors="replace").read()
-                code, files = hostcheck.strip_comments(text), files + 1
+                code, files = strip_comments(text), files + 1
                 if "self-contained" in rules:
                     self_contained(path, text, code, report)
                 if "masks" in rules:
@@ -816,12 +783,9 @@ def main(argv):
     if skipped and not report.faults:
         print(f"SKIPPED: sources: no nvcc ({opts.nvcc}) for the {', '.join(skipped)} rule(s); "
               f"{', '.join(rules) or 'no other rule'} checked, {files} file(s)")
-        return hostcheck.SKIP
+        return 77
     return report.finish(f"{files} file(s): {', '.join(rules)}; {calls} warp mask(s) named; "
                          f"{claims} PTX claim(s) hold; "
                          f"{blocks} README kernel block(s) compiled alone for sm_75"
                          f"{' and ran' if opts.run else ''}")
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

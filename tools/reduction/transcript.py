@@ -1,12 +1,7 @@
-#!/usr/bin/env python3
-"""What tools/capture.py writes and the checks read: the source fingerprint of a transcript.
+"""Reading a transcript (record.py writes them): its header, tables, verdict, and which is newest.
 
-fingerprint(path) is the sha256 of a C++/CUDA source file with every comment (`// ...` to the end
-of the line, `/* ... */`) and every whitespace character removed, outside string and character
-literals (which are kept byte for byte). So editing a comment, re-wrapping a line or re-indenting
-leaves a transcript current; changing any token of code (a name, a number, an operator, a string
-the program prints) makes it stale. A transcript header names each source it was built from as
-`# source: PATH sha256=HEX fingerprint=HEX`; the checks compare the fingerprint.
+Transcript(path) reads one evidence file; newest(dir, mode) picks the one the READMEs, plots and
+checks quote; runs(day_dir) reads a day's run list. Python's standard library only.
 """
 import functools
 import glob
@@ -16,45 +11,7 @@ import re
 import shlex
 
 
-def segments(text):
-    """C++ TEXT as (kind, text) pieces, kind `comment`, `literal` (a string or character literal;
-    not the ' of a 1'000 digit separator; it ends at its line's end) or `code`."""
-    i, n = 0, len(text)
-    while i < n:
-        if text.startswith("//", i) or text.startswith("/*", i):
-            j = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2) + 2
-            kind, j = "comment", n if j < 2 else j
-        elif text[i] == '"' or (text[i] == "'" and not (i and text[i - 1].isalnum())):
-            j = i + 1
-            while j < n and text[j] not in (text[i], "\n"):
-                j += 2 if text[j] == "\\" else 1
-            kind, j = "literal", min(j + 1, n)
-        else:
-            kind, j = "code", i + 1
-            while j < n and text[j] not in "/\"'":
-                j += 1
-        yield kind, text[i:j]
-        i = j
-
-
-def strip_comments(text, blank_strings=True):
-    """TEXT with comments (and, if BLANK_STRINGS, the insides of literals) blanked: every offset
-    and line number stays where it was."""
-    return "".join(re.sub(r"[^\n]", " ", t) if k == "comment" else
-                   t[0] + " " * (len(t) - 2) + t[-1] if k == "literal" and blank_strings and
-                   len(t) > 1 else t for k, t in segments(text))
-
-
-def fingerprint(path):
-    with open(path, encoding="utf-8") as f:
-        kept = "".join(t if k == "literal" else re.sub(r"\s+", "", t) if k == "code" else ""
-                       for k, t in segments(f.read()))
-    return hashlib.sha256(kept.encode()).hexdigest()
-
-
-# --- reading a transcript: the one reader that capture, README sync, plots and checks share -------
-
-HEADER = [  # key, pattern, in the order capture.py writes them (`# source:` lines come after build)
+HEADER = [  # key, pattern, in record.write's order (`# source:` lines come after build)
     ("date", re.compile(r"^# date: (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) UTC$")),
     ("gpu", re.compile(r"^# gpu: (\S.*)$")),
     ("driver", re.compile(r"^# driver: (\S.*)$")),
@@ -95,7 +52,7 @@ class Table:
         self.line, self.head, self.rows, self.caption = line, head, rows, caption
 
     def dicts(self):
-        return [dict(zip(self.head, cells)) for _, cells in self.rows if len(cells) == len(self.head)]
+        return [dict(zip(self.head, c)) for _, c in self.rows if len(c) == len(self.head)]
 
 
 class Transcript:
@@ -201,3 +158,32 @@ def runs(day_dir):
         return {}
     with open(path, encoding="utf-8") as f:
         return {w[0]: w[1:] for line in f if (w := shlex.split(line, comments=True))}
+
+
+def read_lines(path):
+    """The lines of the text file at PATH, undecodable bytes replaced; OSError if unreadable."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read().splitlines()
+
+
+def show(path):
+    """PATH relative to the current directory, unless that climbs out of it (clickable output)."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+class Report:
+    """A check's faults: error() prints `FILE:LINE: error: MESSAGE`; finish(ok) prints the verdict
+    and returns the exit code, 1 after any fault, else 0."""
+
+    def __init__(self, name):
+        self.name, self.faults = name, 0
+
+    def error(self, path, line, message):
+        self.faults += 1
+        print(f"{show(path)}:{line}: error: {message}", flush=True)
+
+    def finish(self, ok_message):
+        print(f"FAILED: {self.name}: {self.faults} fault(s)" if self.faults else
+              f"ok: {self.name}: {ok_message}")
+        return 1 if self.faults else 0

@@ -1,0 +1,325 @@
+// Day 39 sort's test program: every row of code/day39-sort/sort.cu (its own kernels, launchers and
+// exact check: every key against CUB, sorted, the same multiset; pairs stable, every index once)
+// over the edge matrix and every input, then the timing paths, the repetition and delay injection.
+//
+//   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day39-sort.cu && ./harness
+//
+// The matrix: harness::sizes (the full list, or --quick's) up to --max-n, plus the sort's own edges
+// (a ladder tile and best's one block - 1, + 1, twice and three times + 5; 1000003, which no tile
+// divides); the unsigned inputs random, low entropy (keys & 0xF), all equal, sorted and reverse
+// sorted, each for every unsigned row and the pairs rows, and the float keys (random bits with
+// -0.0, +0.0, -inf, +inf, -NaN, +NaN) for the float rows; best forced onto each of its paths.
+// --quick (the sanitizer runs) takes random, low and equal, and the one-bit row (96 launches a
+// call, the 4-bit row's kernels with bits = 1) only up to n = 257.
+// Poisoned guard words before each output (64) and after it (n + 64Ki). Then at n = 1027
+// and 65537 (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a batch) and
+// the check reads what the last timed call wrote. Then the one-kernel-a-pass rows (onesweep, best's
+// onesweep path on keys, floats and pairs) run --reps times back to back at 65537, ALTERNATING two
+// inputs, each output checked: a status word or counter left stale by the call before gives a wrong
+// place, which the check sees; then again with a different tile sleeping in each launch. Last,
+// delay injection (tests/harness/delay.h): one chosen tile - the first, the second, one in the
+// middle, the last - sleeps 5 us, 200 us and 2 ms before it publishes its counts; each run must be
+// exact and must finish (a hang fails after --hang-s, 20 s by default). Each part prints the
+// seconds it took.
+#include "delay.h"
+#define REDUCTION_HARNESS
+#ifndef LESSON
+#define LESSON "../../code/day39-sort/sort.cu"
+#endif
+#include LESSON
+#include "harness.h"
+
+#include <functional>
+
+static const char *kHarnessUsage =
+    "usage: day39-sort harness [--max-n N] [--seed S] [--quick] [--reps R] [--hang-s S]\n"
+    "  every row of day 39's sort over the edge sizes up to N (default 16777216) and every input;\n"
+    "  the timing paths; R back-to-back launches of each one-kernel-a-pass row (default 10000);\n"
+    "  delay injection. A call still running after S seconds (default 20; give the sanitizer\n"
+    "  runs more) is a hang: the run fails.\n"
+    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
+
+struct Variant {
+  const char *name;
+  Row row; // what it sorts, and its check: the row's
+  std::function<void(const Call &)> launch;
+  size_t maxN; // runs for n <= this
+};
+
+int main(int argc, char **argv) {
+  uint64_t reps = 10000, hangS = 20;
+  harness::Options o = harness::parse(argc, argv, kHarnessUsage, [&](int c, char **v, int i) {
+    bool r = std::strcmp(v[i], "--reps") == 0, h = std::strcmp(v[i], "--hang-s") == 0;
+    if (!r && !h) {
+      return 0;
+    }
+    uint64_t &x = r ? reps : hangS;
+    if (!harness::parseCount(i + 1 < c ? v[i + 1] : nullptr, 1000000, x) || x == 0) {
+      std::fprintf(stderr, "error: %s needs a whole number from 1 to 1000000 (see --help)\n", v[i]);
+      return -1;
+    }
+    return 2;
+  });
+  harness::banner("day39-sort", o);
+  Setup s;
+  CUDA_CHECK(cudaGetDeviceProperties(&s.prop, 0));
+  if (s.prop.warpSize != kWarp || s.prop.major < 7) {
+    std::printf("error: the warp ranks need %d lanes a warp and cc 7.0 or newer\n", kWarp);
+    return 1;
+  }
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  // Buffers for the largest size: inputs and outputs with kPad poisoned words in front (a write
+  // before the output lands there) and a slot of 2n + 64Ki words behind them: the n keys and a
+  // guard of n + 64Ki poisoned words, which checkRow reads (a write past n lands there).
+  auto slotOf = [](size_t n) { return (2 * n + 65536 + 63) / 64 * 64; };
+  const size_t maxSlot = slotOf(o.maxN), pad = harness::kPad;
+  Buffers buf; // the lesson's buffers (planBuffers), each input and output pad + a slot long
+  planBuffers(s, buf, o.maxN, pad + maxSlot);
+  Rings base = allocateBuffers(s, buf);
+  Rings g{base.keys + pad, base.floats + pad, base.values + pad, base.keysOut + pad,
+          base.valsOut + pad};
+  // The repetition's second input (B): keys and floats with their CUB-sorted copies.
+  uint32_t *extra[4];
+  for (int i = 0; i < 4; ++i) {
+    CUDA_CHECK(cudaMalloc(&extra[i], (i < 2 ? pad + maxSlot : o.maxN) * 4));
+  }
+  uint32_t *keysB = extra[0] + pad, *floatsB = extra[1] + pad;
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  std::vector<Variant> variants;
+  for (int k = 0; k < kRowCount; ++k) {
+    variants.push_back(
+        {kRows[k].name, Row(k), [k](const Call &c) { launchRow(Row(k), c); }, kMaxN});
+  }
+  variants.push_back({"best: one block 512 x 8", Row::Best,
+                      [](const Call &c) { oneBlock<512, 8, false>(c, false); }, kOneBlockMax});
+  if (s.oneBlockMaxPairs >= 8192) { // the larger one blocks, where this device can run them
+    variants.push_back({"best: one block 512 x 16", Row::Best,
+                        [](const Call &c) { oneBlock<512, 16, false>(c, false); }, 8192});
+    variants.push_back({"best pairs: one block 512 x 16", Row::BestPairs,
+                        [](const Call &c) { oneBlock<512, 16, true>(c, false); }, 8192});
+  }
+  if (s.oneBlockMax >= 16384) {
+    variants.push_back({"best float: one block 1024 x 16", Row::BestFloats,
+                        [](const Call &c) { oneBlock<1024, 16, false>(c, true); }, 16384});
+  }
+  variants.push_back({"best: onesweep", Row::Best,
+                      [](const Call &c) { oneSweep<kBestThreads, kBestKeys, false>(c, false); },
+                      kMaxN});
+  variants.push_back({"best float: onesweep", Row::BestFloats,
+                      [](const Call &c) { oneSweep<kBestThreads, kBestKeys, false>(c, true); },
+                      kMaxN});
+  variants.push_back({"best pairs: onesweep", Row::BestPairs,
+                      [](const Call &c) { oneSweep<kBestThreads, kBestKeys, true>(c, false); },
+                      kMaxN});
+  const char *inputNames[] = {"random", "low entropy", "all equal", "sorted", "reverse sorted"};
+
+  harness::Report report;
+  auto poison = [&](uint32_t *q, size_t n) { // the front guard, n words and the slot's tail
+    CUDA_CHECK(cudaMemsetAsync(q - pad, 0xA5, (pad + slotOf(n)) * 4, stream));
+  };
+  // Fills the inputs for n (keys of `kind` and `seed`, floats of `seed`, values) with poison
+  // around them, sorts them with CUB for the check and takes their signatures. B: the second set.
+  auto prepare = [&](size_t n, Input kind, uint64_t seed, bool b) {
+    uint32_t *keys = b ? keysB : g.keys, *floats = b ? floatsB : g.floats;
+    uint32_t *sortedKeys = b ? extra[2] : buf.p[Buffers::SortedKeys];
+    uint32_t *sortedFloats = b ? extra[3] : buf.p[Buffers::SortedFloats];
+    size_t slot = slotOf(n);
+    for (uint32_t *q : {keys, floats, g.values}) {
+      poison(q, n);
+    }
+    fillRing<<<256, 256, 0, stream>>>(keys, slot, slot, n, kind, seed, false);
+    fillRing<<<256, 256, 0, stream>>>(floats, slot, slot, n, Input::Floats, seed, false);
+    fillRing<<<256, 256, 0, stream>>>(g.values, slot, slot, n, kind, seed, true);
+    CUDA_CHECK(cudaGetLastError());
+    launchCubKeys({s, keys, sortedKeys, nullptr, nullptr, n, stream});
+    launchCubFloats({s, floats, sortedFloats, nullptr, nullptr, n, stream});
+    return Reference{n,
+                     slot,
+                     keys,
+                     floats,
+                     g.values,
+                     sortedKeys,
+                     sortedFloats,
+                     signature(s, keys, n, stream),
+                     signature(s, floats, n, stream)};
+  };
+  // One run of variant v on the inputs of `ref`: outputs poisoned, the call (watched for a hang),
+  // the check, the front guards. `what` names the run in a failure.
+  auto runOnce = [&](const Variant &v, const Reference &ref, const char *what) {
+    Keys kind = kRows[int(v.row)].keys;
+    const uint32_t *in = kind == Keys::Floats ? ref.floats : ref.keys;
+    poison(g.keysOut, ref.n);
+    poison(g.valsOut, ref.n);
+    v.launch(Call{s, in, g.keysOut, g.values, g.valsOut, ref.n, stream});
+    CUDA_CHECK(cudaGetLastError());
+    harness::waitFor(stream, double(hangS), v.name);
+    Check c = checkRow(v.row, s, ref, in, g.keysOut, g.valsOut, stream);
+    std::vector<uint32_t> front(2 * pad);
+    CUDA_CHECK(cudaMemcpy(front.data(), base.keysOut, pad * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(front.data() + pad, base.valsOut, pad * 4, cudaMemcpyDeviceToHost));
+    size_t before =
+        size_t(std::count_if(front.begin(), front.end(), [](uint32_t w) { return w != kPoison; }));
+    if (!c.ok || before != 0) {
+      report.expect(false, double(before), 0.0, "%s n=%zu %s: %s; words written before the output",
+                    v.name, ref.n, what, c.ok ? "keys exact" : c.why.c_str());
+    } else {
+      ++report.checks;
+    }
+  };
+  auto start = std::chrono::steady_clock::now();
+  auto took = [&](const char *part) { // the seconds since the last part: where the run's time goes
+    auto now = std::chrono::steady_clock::now();
+    std::printf("%s: %.1f s\n", part, std::chrono::duration<double>(now - start).count());
+    start = now;
+  };
+
+  // The matrix: n = 0, harness::sizes and the sort's own edges (the ladder's and onesweep's tile,
+  // best's one block and best's onesweep tile: - 1, exactly, + 1, twice - 1, three times + 5; with
+  // --quick exactly and + 1), every input, every variant.
+  std::vector<size_t> sizes = harness::sizes(o);
+  sizes.push_back(0);
+  for (size_t tile : {size_t(kTile), kOneBlockMax, size_t(8192), size_t(16384),
+                      size_t(kBestThreads) * kBestKeys}) {
+    for (size_t n : {tile - 1, tile, tile + 1, 2 * tile - 1, 3 * tile + 5}) {
+      if (n <= o.maxN && (!o.quick || n == tile || n == tile + 1)) {
+        sizes.push_back(n);
+      }
+    }
+  }
+  if (!o.quick && size_t(1000003) <= o.maxN) {
+    sizes.push_back(1000003);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  size_t cases = 0;
+  for (size_t n : sizes) {
+    for (int kind = 0; kind < (o.quick ? 3 : 5); ++kind) { // --quick: random, low, equal
+      Reference ref = prepare(n, Input(kind), o.seed, false);
+      ++cases;
+      for (const Variant &v : variants) {
+        if (n <= v.maxN && (kind == 0 || kRows[int(v.row)].keys != Keys::Floats) &&
+            !(o.quick && v.row == Row::OneBit && n > 257)) {
+          runOnce(v, ref, inputNames[kind]); // the float rows: their input is the same each kind
+        }
+      }
+    }
+  }
+  took("the matrix");
+
+  // Both timing paths, as the lesson times them: every batch from poison, then the check reads
+  // what the last timed call (stream) or the last replay (graph) wrote.
+  for (size_t n : {size_t(1027), size_t(65537)}) {
+    if (n > o.maxN || (o.quick && n > 1027)) { // --quick: one size (the same code as the matrix's)
+      continue;
+    }
+    Reference ref = prepare(n, Input::Random, o.seed, false);
+    for (const Variant &v : variants) {
+      if (n > v.maxN || (o.quick && v.row == Row::OneBit)) {
+        continue;
+      }
+      Keys kind = kRows[int(v.row)].keys;
+      const uint32_t *in = kind == Keys::Floats ? g.floats : g.keys;
+      for (int graph = 0; graph < 2; ++graph) {
+        auto call = [&] { v.launch(Call{s, in, g.keysOut, g.values, g.valsOut, n, stream}); };
+        auto poisonOut = [&] {
+          poison(g.keysOut, n);
+          poison(g.valsOut, n);
+        };
+        if (graph) {
+          timeGraph(call, poisonOut, 2, stream);
+        } else {
+          timeKernel(call, poisonOut, 2, stream);
+        }
+        harness::waitFor(stream, double(hangS), v.name);
+        Check c = checkRow(v.row, s, ref, in, g.keysOut, g.valsOut, stream);
+        report.expect(c.ok, 0, 0, "%s n=%zu after %s timing: %s", v.name, n,
+                      graph ? "graph" : "stream", c.why.c_str());
+      }
+    }
+  }
+  took("the timing paths");
+
+  // Repetition: back-to-back launches alternating two inputs (A: random, seed S; B: random, seed
+  // S + 1), every output checked; then the same with a different tile sleeping in each launch.
+  size_t nr = std::min<size_t>(65537, o.maxN);
+  Reference ab[2] = {prepare(nr, Input::Random, o.seed, false),
+                     prepare(nr, Input::Random, o.seed + 1, true)};
+  auto repeat = [&](const Variant &v, uint64_t count, const char *what) {
+    poison(g.keysOut, nr); // the guards after n; then each launch overwrites the one before
+    poison(g.valsOut, nr);
+    uint64_t bad = 0;
+    for (uint64_t k = 0; k < count; ++k) {
+      bool b = k % 2 == 1;
+      const Reference &ref = ab[b];
+      const uint32_t *in = kRows[int(v.row)].keys == Keys::Floats ? ref.floats : ref.keys;
+      v.launch(Call{s, in, g.keysOut, g.values, g.valsOut, nr, stream});
+      CUDA_CHECK(cudaGetLastError());
+      harness::waitFor(stream, double(hangS), v.name);
+      Check c = checkRow(v.row, s, ref, in, g.keysOut, g.valsOut, stream);
+      if (!c.ok && bad++ == 0) {
+        report.expect(false, 0, 0, "%s %s n=%zu launch %llu (input %s): %s", v.name, what, nr,
+                      (unsigned long long)k, b ? "B" : "A", c.why.c_str());
+      }
+    }
+    report.expect(bad == 0, double(bad), 0, "%s %s: %llu back-to-back launches, failed ones",
+                  v.name, what, (unsigned long long)count);
+  };
+  auto onePass = [&](const Variant &v) {
+    return v.row == Row::OneSweep || std::string(v.name).find("onesweep") != std::string::npos;
+  };
+  for (const Variant &v : variants) {
+    if (onePass(v)) {
+      repeat(v, reps, "repetition");
+    }
+  }
+  CUDA_CHECK(delay::set(delay::kRotate, 20));
+  for (const Variant &v : variants) {
+    if (onePass(v)) {
+      repeat(v, std::min<uint64_t>(reps, 1000), "repetition, a tile sleeping in each launch");
+    }
+  }
+  CUDA_CHECK(delay::set(delay::kNone, 0));
+  took("the repetition");
+
+  // Delay injection: one tile sleeps before it publishes its counts; every run exact, none hangs.
+  std::vector<size_t> delaySizes = {nr};
+  if ((size_t(1) << 20) + 3 <= o.maxN) {
+    delaySizes.push_back((size_t(1) << 20) + 3);
+  }
+  for (size_t n : delaySizes) {
+    Reference ref = prepare(n, Input::Random, o.seed, false);
+    for (const Variant &v : variants) {
+      if (!onePass(v)) {
+        continue;
+      }
+      size_t tile = v.row == Row::OneSweep ? size_t(kTile) : size_t(kBestThreads) * kBestKeys;
+      unsigned int tiles = unsigned((n + tile - 1) / tile);
+      for (unsigned int sleeper : {0u, 1u, tiles / 2, tiles - 1}) {
+        for (unsigned int us : {5u, 200u, 2000u}) {
+          if (sleeper >= tiles) {
+            continue;
+          }
+          CUDA_CHECK(delay::set(sleeper, us));
+          char what[96];
+          std::snprintf(what, sizeof what, "tile %u of %u sleeping %u us", sleeper, tiles, us);
+          runOnce(v, ref, what);
+        }
+      }
+      CUDA_CHECK(delay::set(delay::kNone, 0));
+    }
+  }
+  took("delay injection");
+
+  std::printf("day39-sort: %zu size x input cases, %zu variants, timing paths, %llu launches a "
+              "one-kernel-a-pass row back to back, delay injection; %ld checks, %ld failed\n",
+              cases, variants.size(), (unsigned long long)reps, report.checks, report.failures);
+  for (uint32_t *q : extra) {
+    CUDA_CHECK(cudaFree(q));
+  }
+  freeBuffers(s, buf);
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return report.finish();
+}

@@ -1,0 +1,305 @@
+"""The host checks that run a maintained tool (clang-format, actionlint) on the repository, and the
+fixture table: every tool and check on a known-good input passes, and on a known-bad one fails
+with the expected lines (CTest: host.pytest; the cases marked gpu: gpu.pytest).
+
+A case is (id, exit code, command, regex...): the command runs from the repository root and must
+exit with that code, and every regex must match a line of its output. A tool name first in the
+command means `python3 tools/NAME.py`; exit code 2 (bad usage) also needs exactly one line, on
+stderr, and nothing on stdout. A command that exits 77 was skipped (its `SKIPPED:` line is the
+reason), and so is the case. `{tmp}` is a fresh directory; a case with absent=NAME also fails if
+the command wrote {tmp}/NAME.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NVCC = os.environ.get("NVCC", "nvcc")
+F = "tests/fixtures"
+DAYS = sorted(os.path.basename(d) for d in glob.glob(os.path.join(ROOT, "code", "day*"))
+              if os.path.isdir(d))
+
+
+def tool(name):
+    """The command line of a maintained tool (clang-format 19, or actionlint with shellcheck),
+    found beside this Python or on PATH; pytest.skip naming what is missing and how to get it."""
+    where = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    path, get = shutil.which(name, path=where), "python3 -m pip install -r tools/requirements.txt"
+    if name == "clang-format":
+        version = subprocess.run([path, "--version"], capture_output=True, text=True).stdout \
+            if path else ""
+        if " version 19." not in version:  # other versions format differently
+            pytest.skip(f"clang-format 19 missing" + (f" ({path} is `{version.strip()}`, which "
+                                                      "formats differently)" if path else "") +
+                        f": {get} (.ci/run does)")
+        return [path, "--dry-run", "-Werror", f"--style=file:{ROOT}/.clang-format"]
+    shellcheck = shutil.which("shellcheck", path=where)
+    if not (path and shellcheck):  # actionlint without shellcheck skips the run: steps
+        pytest.skip(("shellcheck (actionlint checks each run: step with it)" if path else
+                     "actionlint") + f" missing: {get} (.ci/run does)")
+    return [path, "-shellcheck", shellcheck, "-pyflakes=", "-config-file",
+            f"{ROOT}/.github/actionlint.yaml"]
+
+
+@pytest.mark.parametrize("day", DAYS)
+def test_format(day):
+    """The day's .cu files and its test program are clang-formatted (.clang-format)."""
+    files = glob.glob(f"{ROOT}/code/{day}/*.cu") + glob.glob(f"{ROOT}/tests/harness/{day}.cu")
+    p = subprocess.run(tool("clang-format") + files, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_workflows():
+    """actionlint: the workflow's syntax, ${{ }} expressions, matrix references, runner labels
+    (.github/actionlint.yaml), action versions, and shellcheck on each run: step."""
+    p = subprocess.run(tool("actionlint") + [f"{ROOT}/.github/workflows/ci.yml"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def case(id, code, command, *want, path=None, absent=None, gpu=False):
+    return pytest.param(code, command, want, path, absent, id=id,
+                        marks=[pytest.mark.gpu] if gpu else [])
+
+
+SC, PTX, KF, TR = f"{F}/self_contained", f"{F}/ptx", f"{F}/kernels", f"{F}/transcripts"
+SRC, KERNELS = ["sources", "--nvcc", NVCC], ["sources", "--nvcc", NVCC, "--rules", "kernels"]
+TYPO = "error: unrecognized arguments: --chek$"
+NOPATH = "error: code/day99-nope: no such file or directory$"
+DIFF = r"^Checking .*/README.md  \(changed\)$"
+CASES = [
+    # the known-good inputs: every check passes
+    case("good.sources", 0, SRC + [f"{F}/good"]),
+    case("good.readme", 0, ["readme", "--check", f"{F}/good"]),
+    case("good.transcripts", 0, ["evidence", f"{F}/good"]),
+    case("good.kernels", 0, KERNELS + [f"{KF}/good"]),
+    case("good.masks", 0, ["sources", "--rules", "masks", f"{F}/masks/good.cu"]),
+    case("good.format", 0, ["clang-format", f"{F}/good/code/day90-fixture/fixture.cu"]),
+    case("kernels.broken_compiles", 0, KERNELS + [f"{KF}/broken"]),  # its check fails on a GPU
+    case("kernels.descending_compiles", 0, KERNELS + [f"{KF}/descending"]),  # fails on a GPU
+    case("notebook.broken_current", 0, ["notebook", "--check", f"{KF}/broken"]),
+    case("notebook.execute", 0, ["notebook", "--execute", "{tmp}", "--notebook",
+                                 f"{F}/notebook-execute/ok.ipynb", "--timeout", "120"]),
+    # the source rules
+    case("sources.project_header", 1, ["sources", "--rules", "self-contained",
+                                       f"{SC}/project-header.cu"],
+         r'project-header.cu:6: error: #include "../common.h"'),
+    case("sources.c_header", 1, ["sources", "--rules", "self-contained", f"{SC}/c-header.cu"],
+         r"c-header.cu:3: error: #include <omp.h>: not a C..17 standard header",
+         r"c-header.cu:4: error: #include <stdio.h>: use the C.. header <cstdio>"),
+    case("sources.no_timekernel", 1, ["sources", "--rules", "self-contained",
+                                      f"{SC}/no-timekernel.cu"],
+         r"no-timekernel.cu:13: error: names timeKernel but never defines it"),
+    case("sources.no_cuda_check", 1, ["sources", "--rules", "self-contained",
+                                      f"{SC}/no-cuda-check.cu"],
+         r"no-cuda-check.cu:1: error: no `#define CUDA_CHECK"),
+    case("sources.masks", 1, ["sources", "--rules", "masks", f"{F}/masks/bad.cu"],
+         r"bad.cu:9: error: `__shfl_down_sync` mask `0xffffffffu`: not a named full-warp constant",
+         r"bad.cu:15: error: `__shfl_xor_sync` mask `0x0000ffffu`",
+         r"bad.cu:19: error: `__reduce_add_sync` mask `kHalfMask`",
+         r"bad.cu:23: error: `__ballot_sync` mask `mask`",
+         r"bad.cu:27: error: `__syncwarp` mask `0xffff`",
+         r"bad.cu:28: error: `__shfl_sync` mask `FULL_MASK`"),
+    case("sources.claims", 1, SRC + ["--rules", "ptx", f"{PTX}/claims.cu"],
+         r"claims.cu:5: error: kernel sumScalarTree claims `v4-loads` but its PTX",
+         r"claims.cu:5: error: kernel sumScalarTree claims `shfl` but its PTX"),
+    case("sources.volatile", 1, SRC + ["--rules", "ptx", f"{PTX}/volatile.cu"],
+         r"volatile.cu:11: error: `volatile` outside a race exhibit",
+         r"volatile.cu:5: error: kernel sumVolatileTail is outside a race exhibit but its PTX"),
+    case("sources.exhibit_leak", 1, SRC + ["--rules", "ptx", f"{PTX}/exhibit-leak.cu"],
+         r"exhibit-leak.cu:16: error: kernel sumWarp is outside a race exhibit but its PTX .* has "
+         r"`ld.volatile.shared`"),
+    case("sources.markers", 1, SRC + ["--rules", "ptx", f"{PTX}/markers.cu"],
+         r"markers.cu:15: error: `// race exhibit:` while the exhibit opened at line 4 is still "
+         r"open",
+         r"markers.cu:17: error: `// end race exhibit` with no open",
+         r"markers.cu:4: error: a race exhibit, but the file never mentions --race-demo"),
+    case("sources.unclosed", 1, SRC + ["--rules", "ptx", f"{PTX}/unclosed.cu"],
+         r"unclosed.cu:4: error: `// race exhibit:` is never closed"),
+    case("sources.unknown_token", 1, SRC + ["--rules", "ptx", f"{PTX}/unknown-token.cu"],
+         r"unknown-token.cu:9: error: unknown ptx claim `v8-loads`",
+         r"unknown-token.cu:4: error: `// ptx:` claim not in the comment block directly above"),
+    # the README kernels: each compiles alone with what its Needs line names, launched as its
+    # Launch line says
+    case("kernels.no_needs", 1, KERNELS + [f"{KF}/no-needs/code/day90-fixture"],
+         r"no-needs/code/day90-fixture/README.md:6: error: kernel `copy` \(snippet `copy`\) has no "
+         r"`// Needs: ...` line"),
+    case("kernels.missing_constant", 1, KERNELS + [f"{KF}/missing-constant/code/day90-fixture"],
+         r"missing-constant/code/day90-fixture/README.md:8: error: kernel `scale` \(snippet "
+         r"`scale`\) does not compile alone",
+         r'missing-constant/code/day90-fixture/README.md:12: nvcc: error: identifier "kScale" is '
+         r"undefined"),
+    case("kernels.launch", 1, KERNELS + [f"{KF}/launch/code/day90-fixture"],
+         r"launch/code/day90-fixture/README.md:7: error: kernel `copyNoLaunch` \(snippet "
+         r"`no-launch`\) needs one `// Launch: ",
+         r"launch/code/day90-fixture/README.md:21: error: kernel `copyTwoArgs` .* passes 2 "
+         r"argument\(s\); `copyTwoArgs` takes 3",
+         r"launch/code/day90-fixture/README.md:35: error: kernel `copyClause` .* has `poison out` "
+         r"after the call"),
+    case("kernels.needs_closure", 1, KERNELS + [f"{KF}/needs-closure/code/day90-fixture"],
+         r"needs-closure/code/day90-fixture/README.md:7: error: `// Needs:` leaves out kWarp, "
+         r"which what it names needs in turn"),
+    # the transcripts
+    case("transcripts.header", 1, ["evidence", f"{TR}/header"],
+         r"header/default-2025-01-02-h200.txt:3: error: capture header: line 3 should be the "
+         r"`driver` line"),
+    case("transcripts.fail_row", 1, ["evidence", f"{TR}/fail-row"],
+         r"fail-row/default-2025-01-02-h200.txt:15: error: row `v8` has check FAIL"),
+    case("transcripts.no_result", 1, ["evidence", f"{TR}/no-result"],
+         r"no-result/default-2025-01-02-h200.txt:18: error: exit code 0 but the last line"),
+    case("transcripts.stale_source", 1, ["evidence", f"{TR}/stale-source"],
+         r"stale-source/default-2026-11-29-h200.txt:6: error: "
+         r"code/day25-reduction-2/reduction_2.cu changed after this transcript"),
+    case("transcripts.missing_mode", 1, ["evidence", f"{TR}/missing-mode"],
+         r"missing-mode/code/day90-fixture/runs.txt:3: error: `memcheck` has no transcript under "
+         r"evidence/day90-fixture/",
+         r"missing-mode/tests/mutation/day90-fixture.mutants:1: error: no mutation transcript "
+         r"evidence/mutation/day90-fixture-DATE-GPU.txt"),
+    case("transcripts.other_command", 1, ["evidence", f"{TR}/other-command"],
+         r"other-command/evidence/day90-fixture/default-2025-01-02-h200.txt:6: error: ran "
+         r"`./fixture`, but runs.txt's `default` line is `default -- --n 5`"),
+    case("transcripts.exit_code", 1, ["evidence", f"{TR}/exit-code"],
+         r"exit-code/default-2025-01-02-h200.txt:7: error: exit code 1: a failed run"),
+    case("transcripts.seal", 1, ["evidence", f"{TR}/seal"],
+         r"seal/default-2025-01-02-h200.txt:8: error: the output below the header is not what "
+         r"tools/capture.py wrote"),
+    case("transcripts.name", 1, ["evidence", f"{TR}/name"],
+         r"name/default-2025-01-03-h200.txt:1: error: file name date 2025-01-03 differs",
+         r"name/default-2025-01-02T081500-h200.txt:1: error: file name date 2025-01-02T081500 "
+         r"differs"),
+    # the README blocks (cog): a block that differs fails with its diff; a generator error
+    # names the README line
+    case("readme.differs", 1, ["readme", "--check", f"{F}/readme_output/differs"], DIFF,
+         r"^\+\| copy \| 67108864 \| 536.871 \| 0.1428 \|"),  # the newest transcript's row
+    case("readme.failed_newest", 1, ["readme", "--check", f"{F}/readme_output/failed-newest"],
+         DIFF, r"^\+\| copy \| 67108864 \| 536.871 \| 0.1431 \|"),  # the last run that passed
+    case("readme.no_transcript", 1, ["readme", "--check", f"{F}/readme_output/no-transcript"],
+         r"no-transcript/code/day90-fixture/README.md:12: error: expected-output `default`: no "
+         r"transcript"),
+    case("readme.snippet_drift", 1, ["readme", "--check", f"{F}/snippets/drift"], DIFF,
+         r"^\+    v \+= __shfl_down_sync\(0xffffffffu, v, offset\);$"),
+    case("readme.snippet_unknown", 1, ["readme", "--check", f"{F}/snippets/unknown"],
+         r"unknown/code/day90-fixture/README.md:3: error: unknown snippet `warp-tail`"),
+    case("readme.snippet_duplicate", 1, ["readme", "--check", f"{F}/snippets/duplicate"],
+         r"duplicate/code/day90-fixture/README.md:9: error: snippet `block-size` appears twice",
+         r"duplicate/code/day90-fixture/fixture.cu:17: error: snippet `block-size` is marked "
+         r"twice"),
+    case("readme.old_marker", 1, ["readme", "--check", f"{F}/readme_old"],
+         r"readme_old/code/day90-fixture/README.md:3: error: `<!-- snippet: block-size -->`: a "
+         r"marker from before cog",
+         r"readme_old/code/day90-fixture/README.md:8: error: .* the form the kernel finder reads"),
+    # the notebook, the figures, the mutation lists
+    case("notebook.drift", 1, ["notebook", "--check", f"{F}/notebook/drift"],
+         r"reduction-module.ipynb:1: error: cell 4 \(file code/day90-fixture/fixture.cu\) differs "
+         r"from what the READMEs and files give",
+         r"reduction-module.ipynb:1: error: cell 5 \(build day90-fixture\) differs from what the "
+         r"READMEs and files give"),
+    case("notebook.execute_fails", 1, ["notebook", "--execute", "{tmp}", "--notebook",
+                                       f"{F}/notebook-execute/fails.ipynb", "--timeout", "120"],
+         r"cell  1 \(\): FAILED: CalledProcessError; CHECK FAILED: launch 1: got 1 want 2",
+         r"RESULT: FAIL \(1 of 3 code cells failed\)"),
+    case("plots.stale", 1, ["plot", "--check", f"{F}/plots/stale"],
+         r"default-ladder.svg:1: error: stale: its points are not those of "
+         r"default-2025-01-02-h200.txt"),
+    case("mutants.no_match", 1, ["mutation", "--apply-only", "--root", f"{F}/mutation/no-match"],
+         r"error: day90-fixture/return-one: the find text matches 0 times \(want 1\)"),
+    # the mutation run on host-only days (built with nvcc, run on the CPU): a mutant's cheaper run
+    # (by its baseline's seconds) first, the other only if it passed; the list's `self-test-args:`
+    case("mutation.runs", 0, ["mutation", "--root", f"{F}/mutation/runs", "--runs", "2",
+                              "--transcript", "{tmp}"],
+         r"^day90-fixture.mutants: the self-test run takes `--want 5` here$",
+         r"^\| day90-fixture \| default-kills \| killed \| exit 1 .*CHECK FAILED: got 3 want 2 \| "
+         r"not run \(the default run killed it\) \| killed \| yes \|$",
+         r"^\| day90-fixture \| self-test-kills \| killed \| exit 0 .* \| exit 1 .*got 6 want 5 \| "
+         r"killed \| yes \|$",
+         r"^\| day91-fixture \| both-kill \| killed \| not run \(the self-test killed it\) \| "
+         r"exit 1 .*got 3 want 2 \| killed \| yes \|$",
+         r"^RESULT: PASS \(3 mutants, 3 as expected: 2 killed, 1 survived\)$",
+         r"^mutation: wrote .*/day90-fixture-\d{4}-\d\d-\d\d-[a-z0-9-]+\.txt$",
+         r"^mutation: wrote .*/day91-fixture-\d{4}-\d\d-\d\d-[a-z0-9-]+\.txt$",
+         r"^RESULT: PASS \(2 days, 4 mutants, 4 as expected: 3 killed, 1 survived\)$"),
+    case("mutation.wrong", 1, ["mutation", "--root", f"{F}/mutation/runs-wrong", "--runs", "2"],
+         r"^\| day90-fixture \| baseline \| passes \| exit 0 .*got 5 want 4 \| BASELINE FAILS "
+         r"\| NO",
+         r"^\| day90-fixture \| default-kills \| survives \| .* \| killed \| NO \|$",
+         r"1 not as expected; 1 baselines fail; 0 list errors$", r"^RESULT: FAIL"),
+    # the maintained tools on known-bad files
+    case("format.unformatted", 1, ["clang-format", f"{F}/format/unformatted.cu"],
+         r"unformatted.cu:4:[0-9]+: error: code should be clang-formatted"),
+    case("workflows.bad", 1, ["actionlint", f"{F}/workflows/bad/.github/workflows/ci.yml"],
+         r'bad/.github/workflows/ci.yml:8:5: unexpected key "runs_on" for "job" section',
+         r'bad/.github/workflows/ci.yml:17:30: property "cuda_version" is not defined in object '
+         r"type {cuda: string}",
+         r'bad/.github/workflows/ci.yml:22:[0-9]+: property "nope" is not defined in object type',
+         r"bad/.github/workflows/ci.yml:30:[0-9]+: shellcheck reported issue in this script: "
+         r"SC2045:"),
+    # the capture: a one-liner test compiles in the test (a compiler that always fails first on
+    # PATH fails it); without a GPU a capture says so and writes nothing
+    case("oneliner.compiles", 3, ["capture", "--build-only", "--arch", "sm_75",
+                                  "code/day24-reduction", "oneliner"],
+         r"fake nvcc: refuses to compile", r"capture: build failed or warned: nvcc ",
+         path=f"{F}/fake-nvcc"),
+    case("capture.no_gpu", 1, ["capture", "--out-dir", "{tmp}/evidence", "code/day24-reduction",
+                               "default"],
+         r"^capture: no CUDA device on this machine .*nothing built, run or written$",
+         path=f"{F}/no-gpu", absent="evidence"),
+    # bad usage: a typo'd flag or a path that is not there is one line on stderr and exit 2
+    case("usage.capture.flag", 2, ["capture", "--chek", "code/day24-reduction", "default"], TYPO),
+    case("usage.capture.path", 2, ["capture", "code/day99-nope", "default"], NOPATH),
+    case("usage.readme.flag", 2, ["readme", "--chek"], TYPO),
+    case("usage.readme.path", 2, ["readme", "--check", "code/day99-nope"], NOPATH),
+    case("usage.notebook.flag", 2, ["notebook", "--chek"], TYPO),
+    case("usage.notebook.path", 2, ["notebook", "--check", "code/day99-nope"], NOPATH),
+    case("usage.plot.flag", 2, ["plot", "--chek"], TYPO),
+    case("usage.plot.path", 2, ["plot", "--check", "code/day99-nope"], NOPATH),
+    case("usage.sources.flag", 2, ["sources", "--chek", "code/day24-reduction"], TYPO),
+    case("usage.sources.path", 2, ["sources", "code/day99-nope"], NOPATH),
+    case("usage.evidence.flag", 2, ["evidence", "--chek", "."], TYPO),
+    case("usage.evidence.path", 2, ["evidence", "code/day99-nope"], NOPATH),
+    case("usage.mutation.flag", 2, ["mutation", "--chek"], TYPO),
+    case("usage.mutation.path", 2, ["mutation", "--apply-only", "--root", "code/day99-nope"],
+         NOPATH),
+    case("usage.mutation.day", 2, ["mutation", "--apply-only", "code/day99-nope"],
+         "error: code/day99-nope: no such day"),
+    # on a GPU: a kernel a learner broke fails its check with got and want, in the check and in
+    # its notebook cell; the good kernels pass
+    case("kernels.broken", 1, KERNELS + ["--run", f"{KF}/broken"],
+         r"CHECK FAILED: launch 1: sumFloat4NoTail: \*result \(the sum\): got 2999997 want 3000003",
+         r"CHECK FAILED: launch 2: sumFloat4NoTail: \*result \(the sum\): got 2999997 want 3000003",
+         r"broken/code/day90-fixture/README.md:15: error: kernel `sumFloat4NoTail` \(snippet "
+         r"`no-tail`\): its check exited 1", gpu=True),
+    case("kernels.good", 0, KERNELS + ["--run", f"{KF}/good"], gpu=True),
+    case("kernels.descending", 1, KERNELS + ["--run", f"{KF}/descending"],
+         r"CHECK FAILED: launch 1: rankSortDescending: keys of sorted that differ from the keys "
+         r"sorted on the host: got 256 want 0", gpu=True),
+    case("notebook.broken", 1, ["notebook", "--gpu", "--execute", "{tmp}", "--notebook",
+                                f"{KF}/broken/notebooks/reduction-module.ipynb"],
+         r"cell  8 \(kernel-run day90-fixture no-tail\): FAILED: CalledProcessError; RESULT: FAIL "
+         r"\(2 of 2 checks failed\)", r"RESULT: FAIL \(1 of 6 code cells failed\)", gpu=True),
+]
+
+
+@pytest.mark.parametrize("code, command, want, path, absent", CASES)
+def test_fixture(code, command, want, path, absent, tmp_path):
+    if command[0] in ("clang-format", "actionlint"):
+        command = tool(command[0]) + command[1:]
+    else:
+        command = [sys.executable, f"tools/{command[0]}.py"] + command[1:]
+    env = dict(os.environ, PATH=os.path.join(ROOT, path) + os.pathsep + os.environ["PATH"]) \
+        if path else None
+    p = subprocess.run([w.replace("{tmp}", str(tmp_path)) for w in command], cwd=ROOT, env=env,
+                       capture_output=True, text=True)
+    out = p.stdout + p.stderr
+    if p.returncode == 77:
+        pytest.skip(next((l[9:] for l in out.splitlines() if l.startswith("SKIPPED: ")), out))
+    assert p.returncode == code, f"exit code {p.returncode}, want {code}; its output:\n{out}"
+    lines = p.stderr.splitlines() if code == 2 else out.splitlines()
+    assert code != 2 or (len(lines) == 1 and not p.stdout), f"want one line on stderr:\n{out}"
+    missing = [r for r in want if not any(re.search(r, line) for line in lines)]
+    assert not missing, f"no output line matches {missing}; the output:\n{out}"
+    assert not (absent and os.path.exists(tmp_path / absent)), f"{absent} was written:\n{out}"

@@ -1,0 +1,174 @@
+"""Build one day program with its README build line, run it, and write a transcript.
+
+Usage:
+  tools/capture.py DAY_DIR MODE [--arch sm_90] [--tool memcheck] [--harness] [--out-dir DIR]
+                   [--keep-failed] [--build-only] -- [ARGS...]
+
+  DAY_DIR   a day directory, e.g. code/day25-reduction-2
+  MODE      the transcript's name stem: default, sweep, self-test, memcheck, race-demo-racecheck, ...
+  --arch    replaces the -arch=sm_XX of the README line (default: the README line as written)
+  --tool    runs the program under `compute-sanitizer --tool TOOL --report-api-errors no
+            --error-exitcode 1` (API errors are reported by the program's own CUDA_CHECK)
+  --wrap    a command prefix the program runs under, e.g. --wrap "ncu --kernel-name regex:reduceV7
+            --launch-count 1 --section SpeedOfLight" (a profiler); shown in the header's command
+  --harness runs the day's test program, tests/harness/<day-dir>.cu (the lesson file included with
+            its main() off), built by the same README line with that source and `-o harness`
+  --out-dir where the transcript goes (default: evidence/<day-dir-name>/)
+  --build-only  build (always: no cache) and stop; any compiler output fails (exit 3)
+  --keep-failed write the transcript of a run that exits non-zero too
+
+The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt, written by record.write
+(its docstring gives the format: header, one `# source:` line with the sha256 and fingerprint of
+each file the program is built from, the seal, the output verbatim, stderr interleaved as the pipe
+delivered it); never overwritten: a later one that day is <MODE>-<YYYY-MM-DD>T<HHMMSS>-<gpu>.txt.
+
+Where no GPU is present (nvidia-smi lists none) it prints one line and exits 1 before building,
+and writes nothing. A run that exits non-zero is not written unless --keep-failed says so (a race
+exhibit under racecheck, whose non-zero exit is what it records): its output is printed instead.
+--build-only compiles every time, in a directory of its own that it removes; a capture reuses a
+build from build/capture-cache/ keyed by the build line, the sources, and the compiler (its
+resolved path and `nvcc --version`).
+
+Exit code: the program's exit code (so a failing run is visible to the caller), 3 if the build
+failed, 2 on bad usage of this script (one line on stderr), 1 where there is no GPU.
+"""
+import argparse
+import datetime
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import readme, record
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def compiler_identity(nvcc):
+    """The compiler a build line's first word resolves to: its real path and `--version` text."""
+    found = shutil.which(nvcc)
+    return f"{os.path.realpath(found)}\n{record.query([found, '--version'])}" if found else ""
+
+
+def build(words, exe):
+    """Runs the build line WORDS with its output at EXE; '' on success (no compiler output at all),
+    else what the compiler printed."""
+    words = list(words)
+    words[words.index("-o") + 1] = exe
+    try:
+        b = subprocess.run(words, cwd=ROOT, capture_output=True, text=True)
+    except OSError as e:
+        return f"{words[0]}: {e.strerror}\n"
+    if b.returncode != 0 or b.stdout.strip() or b.stderr.strip():
+        return b.stdout + b.stderr + (f"exit code {b.returncode}\n" if b.returncode else "")
+    return ""
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("day_dir")
+    ap.add_argument("mode")
+    ap.add_argument("--arch")
+    ap.add_argument("--tool")
+    ap.add_argument("--harness", action="store_true")
+    ap.add_argument("--wrap")
+    ap.add_argument("--out-dir")
+    ap.add_argument("--build-only", action="store_true", help="build (no cache) and stop")
+    ap.add_argument("--keep-failed", action="store_true", help="write a failed run's transcript")
+    prog_args = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, prog_args = argv[:cut], argv[cut + 1 :]
+    a = ap.parse_args(argv)
+    a.args = prog_args
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", a.mode):
+        ap.error(f"MODE `{a.mode}`: lower-case letters, digits and '-' only")
+    if a.arch and not re.fullmatch(r"sm_\d+", a.arch):
+        ap.error(f"--arch `{a.arch}`: want sm_NN, e.g. sm_90")
+
+    day_dir = os.path.normpath(os.path.join(ROOT, a.day_dir)) if not os.path.isabs(a.day_dir) else a.day_dir
+    day_name = os.path.basename(day_dir)
+    if not os.path.isdir(day_dir):
+        ap.error(f"{a.day_dir}: no such file or directory")
+    if not os.path.isfile(os.path.join(day_dir, "README.md")):
+        ap.error(f"{a.day_dir}: not a day directory (no README.md with a build line there)")
+    if not a.build_only and not record.gpu_present():
+        print("capture: no CUDA device on this machine (nvidia-smi lists no GPU): nothing built, "
+              "run or written", file=sys.stderr)
+        return 1
+    build_line = readme.build_line(day_dir)
+    if a.arch:
+        if not re.search(r"-arch=sm_\d+", build_line):
+            sys.exit("capture: the README build line names no -arch=sm_XX to replace")
+        build_line = re.sub(r"-arch=sm_\d+", f"-arch={a.arch}", build_line)
+
+    # The README line builds from the repository root with '-o NAME'; build into a temp dir.
+    words = shlex.split(build_line)
+    if "-o" not in words:
+        sys.exit("capture: the README build line has no -o NAME")
+    lesson = [w for w in words if w.endswith(".cu")]
+    src = list(lesson)
+    if a.harness:
+        test = f"tests/harness/{day_name}.cu"
+        if not os.path.exists(os.path.join(ROOT, test)):
+            ap.error(f"--harness: no {test}")
+        words = [test if w.endswith(".cu") else w for w in words]
+        words[words.index("-o") + 1] = "harness"
+        build_line = shlex.join(words)
+        src = [test, "tests/harness/harness.h"] + lesson
+    exe_name = os.path.basename(words[words.index("-o") + 1])
+    if a.build_only:  # the test of the README line: it compiles here and now, every time
+        with tempfile.TemporaryDirectory(prefix="capture-build-") as tmp:
+            err = build(words, os.path.join(tmp, exe_name))
+        if err:
+            sys.stderr.write(err)
+            print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
+            return 3
+        print(f"capture: built, no compiler output: {build_line} ({shutil.which(words[0])})")
+        return 0
+    # Captures reuse a build (nine modes of one day compile once), keyed by what makes it.
+    key = hashlib.sha256((build_line + "\n" + compiler_identity(words[0])).encode())
+    for s in src:
+        with open(os.path.join(ROOT, s), "rb") as f:
+            key.update(f.read())
+    cache = os.path.join(ROOT, "build", "capture-cache", key.hexdigest()[:16])
+    exe = os.path.join(cache, exe_name)
+    if not os.path.exists(exe):
+        os.makedirs(cache, exist_ok=True)
+        partial = f"{exe}.partial{os.getpid()}"  # parallel captures may build the same key
+        err = build(words, partial)
+        if err:
+            sys.stderr.write(err)
+            print(f"capture: build failed or warned: {build_line}", file=sys.stderr)
+            return 3
+        os.replace(partial, exe)
+
+    prefix = shlex.split(a.wrap) if a.wrap else []
+    if a.tool:
+        # API errors are the program's own CUDA_CHECK's business (and day 28's test program
+        # provokes one on purpose: a cooperative launch too large must be refused); the sanitizer
+        # is here for what happens on the device.
+        prefix = ["compute-sanitizer", "--tool", a.tool, "--report-api-errors", "no",
+                  "--error-exitcode", "1"] + prefix
+    run = prefix + [exe] + a.args
+    shown = shlex.join(prefix + ["./" + exe_name] + a.args)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    with tempfile.TemporaryDirectory(prefix="capture-run-") as tmp:
+        p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    body = p.stdout.decode("utf-8", errors="replace")
+    if p.returncode != 0 and not a.keep_failed:
+        sys.stdout.write(body)
+        print(f"capture: exit code {p.returncode}: no transcript written (a failed run is written "
+              "only with --keep-failed)")
+        return p.returncode
+
+    path = record.write(a.out_dir or os.path.join(ROOT, "evidence", day_name), a.mode, started,
+                        build_line, src, shown, p.returncode, body, root=ROOT)
+    print(f"capture: wrote {os.path.relpath(path, ROOT)} (exit code {p.returncode})")
+    return p.returncode
+
