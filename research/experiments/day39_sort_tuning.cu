@@ -3,11 +3,15 @@
 // output checked against CUB's by the lesson's own check (keys equal, sorted, the guard).
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90 -o sort_tuning research/experiments/day39_sort_tuning.cu
-//   ./sort_tuning [MAX_N]   (default 2^28: the lesson's buffers, about 10 GiB; refused with exit 2
-//                            where the device has less free)
+//   ./sort_tuning [MAX_N [MIN_N [ONLY]]]   (MAX_N default 2^28: the lesson's buffers, about 10 GiB;
+//                            refused with exit 2 where the device has less free; MIN_N default
+//                            1024; ONLY: run only the variants whose name contains it, and CUB)
 //
 // Variants: onesweep at several tiles (threads x keys a thread; CUB 3.0.1's sm_90 tile is 384 x
-// 20), and ONE block of 512 x 8, 512 x 16 and 1024 x 16 keys at small n (the lesson's shapes). One
+// 20), and ONE block of 256 x 4, 256 x 8, 512 x 4, 512 x 8, 1024 x 4, 512 x 16, 1024 x 8 and
+// 1024 x 16 keys at small n (the lesson's shapes and others; a block needs 256 threads or more:
+// one a digit). The session-7
+// records were made before 256 x 24 and 384 x 16 were dropped and the two small blocks added. One
 // copy of the input: the rows below 4 x L2 read it from L2 (the lesson's table rotates copies; this
 // compares shapes, not absolutes).
 //
@@ -35,14 +39,23 @@ __device__ inline unsigned int matchByBallots(unsigned int mask, unsigned int va
 #define RANK_NAME "__match_any_sync (the lesson's)"
 #endif
 #define REDUCTION_HARNESS
-#include "../../code/day39-sort/sort.cu"
+#ifndef SORT_LESSON // -DSORT_LESSON='"/tmp/rv/sort-rmw.cu"': a variant of
+                    // day39_sort_rank_variants.py
+#define SORT_LESSON "../../code/day39-sort/sort.cu"
+#endif
+#include SORT_LESSON
 
+#include <cstring>
 #include <functional>
 
 int main(int argc, char **argv) {
   size_t maxN = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : kMaxN;
-  if (!isPowerOfTwo(maxN) || maxN < 4096 || maxN > kMaxN) {
-    std::fprintf(stderr, "error: MAX_N must be a power of two from 4096 to 2^28\n");
+  size_t minN = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1024;
+  const char *only = argc > 3 ? argv[3] : "";
+  if (!isPowerOfTwo(maxN) || maxN < 4096 || maxN > kMaxN || !isPowerOfTwo(minN) || minN < 1024 ||
+      minN > maxN) {
+    std::fprintf(stderr, "error: MAX_N and MIN_N must be powers of two, 1024 <= MIN_N <= MAX_N, "
+                         "4096 <= MAX_N <= 2^28\n");
     return 2;
   }
   Setup s;
@@ -59,6 +72,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   Rings g = allocateBuffers(s, b);
+  for (auto [f, bytes] :
+       {std::pair{(const void *)sortOneBlock<1024, 4, false>, oneBlockBytes(1024, 4)},
+        std::pair{(const void *)sortOneBlock<1024, 8, false>, oneBlockBytes(1024, 8)}}) {
+    CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  }
   uint32_t *in = g.keys, *out = g.keysOut, *sorted = b.p[Buffers::SortedKeys];
 
   struct Variant {
@@ -70,33 +88,36 @@ int main(int argc, char **argv) {
       {"CUB", kMaxN, launchCubKeys},
       {"onesweep 256 x 8", kMaxN, [](const Call &c) { oneSweep<256, 8, false>(c, false); }},
       {"onesweep 256 x 16", kMaxN, [](const Call &c) { oneSweep<256, 16, false>(c, false); }},
-      {"onesweep 256 x 24", kMaxN, [](const Call &c) { oneSweep<256, 24, false>(c, false); }},
-      {"onesweep 384 x 16", kMaxN, [](const Call &c) { oneSweep<384, 16, false>(c, false); }},
       {"onesweep 384 x 20", kMaxN, [](const Call &c) { oneSweep<384, 20, false>(c, false); }},
       {"onesweep 512 x 12", kMaxN, [](const Call &c) { oneSweep<512, 12, false>(c, false); }},
+      {"one block 256 x 4", 1024, [](const Call &c) { oneBlock<256, 4, false>(c, false); }},
+      {"one block 256 x 8", 2048, [](const Call &c) { oneBlock<256, 8, false>(c, false); }},
+      {"one block 512 x 4", 2048, [](const Call &c) { oneBlock<512, 4, false>(c, false); }},
+      {"one block 1024 x 4", 4096, [](const Call &c) { oneBlock<1024, 4, false>(c, false); }},
       {"one block 512 x 8", 4096, [](const Call &c) { oneBlock<512, 8, false>(c, false); }},
       {"one block 512 x 16", s.oneBlockMax >= 8192 ? size_t(8192) : size_t(0),
        [](const Call &c) { oneBlock<512, 16, false>(c, false); }},
       {"one block 1024 x 16", s.oneBlockMax >= 16384 ? size_t(16384) : size_t(0),
        [](const Call &c) { oneBlock<1024, 16, false>(c, false); }},
+      {"one block 1024 x 8", 8192, [](const Call &c) { oneBlock<1024, 8, false>(c, false); }},
   };
   std::printf(
       "GPU: %s | %d SMs | %d MiB L2 | CUB %d.%d.%d | graph mode, median of %d batches\n"
-      "rank: " RANK_NAME "\n\n"
+      "rank: " RANK_NAME "\nlesson: " SORT_LESSON "\n\n"
       "|          n | variant           |        us | spread %% | G keys/s | vs CUB | check "
       "|\n|------------|-------------------|-----------|----------|----------|--------|------"
       "-|\n",
       s.prop.name, s.prop.multiProcessorCount, s.prop.l2CacheSize >> 20, CUB_MAJOR_VERSION,
       CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, kTimingBatches);
   int failures = 0;
-  for (size_t n = 1024; n <= maxN; n *= 2) {
+  for (size_t n = minN; n <= maxN; n *= 2) {
     fillRing<<<1024, 256, 0, stream>>>(in, slot, slot, n, Input::Random, 39, false);
     CUDA_CHECK(cudaGetLastError());
     launchCubKeys({s, in, sorted, nullptr, nullptr, n, stream});
     Reference ref{n, n + kGuard, in, in, nullptr, sorted, sorted, signature(s, in, n, stream), {}};
     double cubUs = 0;
     for (const Variant &v : variants) {
-      if (n > v.maxN) {
+      if (n > v.maxN || (v.name[0] != 'C' && !std::strstr(v.name, only))) {
         continue;
       }
       auto call = [&] {
