@@ -42,8 +42,8 @@ run() { # ITEM
   case $1 in
     cap:*) local rest=${1#cap:} day mode; day=${rest%%:*}
            for mode in $(echo "${rest#*:}" | tr , ' '); do
-             capture $day $mode > $S/logs/cap-$day-$mode.txt 2>&1
-             echo "$(( $(date +%s) - start )) s: cap $day $mode rc=$?" >> $S/logs/steps.txt; pack
+             capture $day $mode > $S/logs/cap-$day-$mode.txt 2>&1; local rc=$?
+             echo "$(( $(date +%s) - start )) s: cap $day $mode rc=$rc" >> $S/logs/steps.txt; pack
            done ;;
     mut:*) python3 tools/mutation.py --arch sm_90 --jobs $JOBS --runs $RUNS --transcript $S/mut \
              ${1#mut:} > $S/logs/mut-${1#mut:}.txt 2>&1 ;;
