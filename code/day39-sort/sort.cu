@@ -8,13 +8,13 @@
 //   one bit          32 passes of a 1-bit split: per-chunk counts, one scan, scatter (384 B a key).
 //   4-bit digits     8 passes, 16 digits: the same three kernels (96 B a key).
 //   local sort       the tile is first ordered by digit in shared memory, so the writes coalesce.
-//   8-bit, warp      4 passes, 256 digits; keys ranked inside each warp (__match_any_sync) (48 B).
+//   8-bit, warp      4 passes, 256 digits; keys ranked inside each warp (nine ballots) (48 B).
 //   up-front counts  + the four digits' histograms in ONE read first, so that a pass's 256 x
 //                    chunks counts scan in 256 blocks at once, not in one (52 B a key).
 //   onesweep         each pass ONE kernel: tiles drawn from a counter find their digits' offsets
 //                    by decoupled look-back over the tiles before them (36 B a key).
 //   best             by n: ONE block sorting in shared memory (one launch), else onesweep on
-//                    384 x 20 tiles; also float keys and pairs. Not tuned yet: see kOneBlockMax.
+//                    the tiles measured fastest at that n; also float keys and pairs.
 // Exact: keys are 32-bit patterns moved whole, never computed on. Checked on the device twice for
 // each size, row and mode: after one untimed call and after the LAST timed call (the warm-up is not
 // checked; outputs poisoned before every batch): every key equal to CUB's output (the CUB rows are
@@ -82,16 +82,18 @@ constexpr int kL2Multiple = 4;            // sizes whose 8n bytes (in + out) are
 constexpr double kBatchKeys = double(size_t(1) << 29); // keys a timed batch aims to sort
 constexpr int kMinCalls = 2, kMaxCalls = 256;          // calls a batch
 constexpr int kTimingBatches = 7;                      // odd, so the median is one batch
-constexpr double kFloorBytes = 36.0; // an 8-bit LSD sort with one histogram read: 4 + 4 x 8
-// best's shapes by n, guessed in research/day39-sort.md: ONE block of 512 threads x 8 keys up to
-// kOneBlockMax; 512 x 16 up to 8192 and 1024 x 16 up to 16384 keys where the device gives a block
-// that much shared memory (allowOneBlock). Above: onesweep on tiles of kBestThreads x kBestKeys,
-// CUB 3.0.1's sm_90 shape for uint32 keys (CUB: floats 19, pairs 23; best takes 20 for all).
-// Measured on the H200 (2026-12-02): the onesweep row's 256 x 8 tiles beat best from 8192 to 2^23
-// keys (2^20: a tie), so these are not yet the best shapes; the README says what would be.
+constexpr double kFloorBytes = 36.0;      // an 8-bit LSD sort with one histogram read: 4 + 4 x 8
+constexpr double kFloorBytesPairs = 68.0; // + the values, read and written once a pass: + 4 x 8
+// best's shapes by n, measured on the H200 (research/experiments/day39_sort_tuning-rank-variants-*,
+// 2026-12-02): ONE block, the smallest that holds n (256 x 4 keys up to 1024, 256 x 8 up to 2048,
+// 512 x 8 up to kOneBlockMax: a pass is a chain of steps per key a thread, so fewer is sooner);
+// then onesweep on the ladder's 256 x 8 tiles up to kSmallSweepMax (more tiles, so more SMs busy);
+// then onesweep on kBestThreads x kBestKeys tiles (fewer, longer scatter runs). CUB 3.0.1's sm_90
+// tile, 384 x 20, measured 2-3 % slower than 256 x 16 at 2^24 and 2^28.
 constexpr size_t kOneBlockMax = 4096;
-constexpr int kBestThreads = 384;
-constexpr int kBestKeys = 20;
+constexpr size_t kSmallSweepMax = size_t(1) << 19; // 2^19: 256 x 8 and 256 x 16 tie
+constexpr int kBestThreads = 256;
+constexpr int kBestKeys = 16;
 
 __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
@@ -101,7 +103,7 @@ __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
 static_assert(kMaxN <= kCountMask, "a digit's count fits the status word");
 static_assert(kBlock % kWarp == 0 && kBlock == kBins, "whole warps; one thread a digit");
 static_assert(kMaxChunks <= 1024 && kMaxChunks % kWarp == 0, "one block scans a digit's chunks");
-static_assert(kMaxSmallBins * kBlock % kBlock == 0, "the counter scan: whole rows a thread");
+static_assert(kMaxSmallBins < kBlock, "the counter rows: a thread a digit, one more for the end");
 
 // ---------------------------------------------------------------------------------------------
 // The kernels, in ladder order.
@@ -381,17 +383,36 @@ __device__ void countTile(const uint32_t (&k)[kKeys], unsigned int valid, int sh
   __syncthreads();
 }
 
+// The lanes of the warp whose d equals this lane's d (0..256: a digit, or 256 for "no key"): nine
+// __ballot_sync, one a bit of d, each keeping the lanes that agree on that bit. It is what
+// __match_any_sync(kFullMask, d) returns, and faster: CUB 3.0.1 ranks its 8-bit digits the same way
+// (cub/util_ptx.cuh, warp_matcher_t: "match.any.sync.b32 is slower when matching a few bits";
+// read in the CUDA 13.0 toolkit, 2026-12-02), and on the H200 onesweep's 256 x 16 tiles went from
+// 12.40 to 9.17 ms at 2^28 keys (research/experiments/day39_sort_tuning-rank-variants-*). Every
+// lane of the warp calls it.
+// Needs: kFullMask
+__device__ inline unsigned int matchDigit(unsigned int d) {
+  unsigned int peers = kFullMask;
+#pragma unroll
+  for (int bit = 0; bit < 9; ++bit) {
+    unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
+    peers &= (d >> bit) & 1u ? set : ~set;
+  }
+  return peers;
+}
+
 // rankCounted, after countTile: digitStart[d] = the tile's first place of digit d (an exclusive
 // scan over the 256 digits), and the warps' counters become places in the tile. Then for each j
-// in order, the lanes holding the same digit find each other (__match_any_sync, sm_70+), the
-// highest of them adds their number to the warp's counter of that digit (one shared-memory atomic
-// a digit a warp), and each lane's place is the counter before the add plus the matching lanes
-// below it. pos[j] becomes key j's place in the tile ordered stably by digit. Item j's atomics
-// come before item j + 1's: the shuffle waits for the leader's atomic (CUB relies on that alone),
-// and a __syncwarp says so in the PTX memory model's terms. digitStart: 256; warpTotals:
-// kThreads / 32.
-// Needs: kWarp, kFullMask, kBins, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan,
-//   <cstdint>
+// in order, the lanes holding the same digit find each other (matchDigit), the highest of them
+// adds their number to the warp's counter of that digit, and each lane's place is the counter
+// before the add plus the matching lanes below it. pos[j] becomes key j's place in the tile
+// ordered stably by digit. The add is a plain read and write: the counters are the warp's own and
+// in one step one lane a digit (the leader) touches each (CUB 3.0.1's
+// BlockRadixRankMatchEarlyCounts uses an atomicAdd here; the plain add measured 0.8 % faster at
+// 2^28, the rank variants' record). Item j's add comes before item j + 1's read: a __syncwarp
+// orders them in the PTX memory model's terms. digitStart: 256; warpTotals: kThreads / 32. Needs:
+// kWarp, kFullMask, kBins, matchDigit, digitOf, orderedBits, blockExclusiveScan,
+//   warpInclusiveScan, <cstdint>
 template <int kThreads, int kKeys>
 __device__ void rankCounted(const uint32_t (&k)[kKeys], unsigned int (&pos)[kKeys],
                             unsigned int valid, int shift, bool isFloat, unsigned int *warpHist,
@@ -414,14 +435,15 @@ __device__ void rankCounted(const uint32_t (&k)[kKeys], unsigned int (&pos)[kKey
   for (int j = 0; j < kKeys; ++j) {
     bool in = warp * kKeys * kWarp + j * kWarp + lane < valid;
     unsigned int d = in ? digitOf(k[j], shift, 8, isFloat) : kBins; // kBins: no key
-    unsigned int peers = __match_any_sync(kFullMask, d);
+    unsigned int peers = matchDigit(d);
     unsigned int leader = kWarp - 1 - __clz(peers);
     unsigned int placed = 0;
     if (in && lane == leader) {
-      placed = atomicAdd(&hist[d], __popc(peers));
+      placed = hist[d];
+      hist[d] = placed + __popc(peers);
     }
     pos[j] = __shfl_sync(kFullMask, placed, leader) + __popc(peers & lanesBelow);
-    __syncwarp(kFullMask); // item j's atomics before item j + 1's, in the memory model's terms
+    __syncwarp(kFullMask); // item j's adds before item j + 1's reads, in the memory model's terms
   }
   __syncthreads(); // every thread has read warpHist and digitStart before they are reused
 }
@@ -447,8 +469,8 @@ __device__ void loadStriped(const uint32_t *__restrict__ src, size_t first, unsi
 // digit d start.
 // Launch: scatterWarpRanked<<<1, kBlock>>>(keys, sorted, n, n, 0, offsets)
 // Needs: kBlock, kItems, kTile, kBins, kWarpsPerBlock, chunkEnd, loadStriped, countTile,
-//   rankCounted, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, kWarp, kFullMask,
-//   <cstdint>
+//   rankCounted, matchDigit, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, kWarp,
+//   kFullMask, <cstdint>
 __global__ void __launch_bounds__(kBlock)
     scatterWarpRanked(const uint32_t *__restrict__ keysIn, uint32_t *__restrict__ keysOut, size_t n,
                       size_t chunk, int shift, const unsigned int *offsets) {
@@ -577,8 +599,8 @@ __device__ inline unsigned int readWord(unsigned int *word) {
 // Launch: sortPassOneSweep<256, 8, false><<<(n + 2047) / 2048, 256>>>(keys, sorted, nullptr,
 //   nullptr, n, 0, false, counter, status, counter + 1, status2, starts)
 // Needs: kWarp, kFullMask, kBins, kAggregate, kInclusive, kCountMask, loadStriped, countTile,
-//   rankCounted, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, publish, readWord,
-//   DELAY_BEFORE_PUBLISH, <cuda/atomic>, <cstdint>
+//   rankCounted, matchDigit, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, publish,
+//   readWord, DELAY_BEFORE_PUBLISH, <cuda/atomic>, <cstdint>
 // ptx: atom
 template <int kThreads, int kKeys, bool kPairs>
 __global__ void __launch_bounds__(kThreads)
@@ -678,7 +700,8 @@ __global__ void __launch_bounds__(kThreads)
 // snippet: one-block
 // The shared memory sortOneBlock<kThreads, kKeys, ...> takes, in bytes: above 48 KiB a block gets
 // it only after cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), and
-// only up to the device's sharedMemPerBlockOptin (a T4: 64 KiB; an H200: 227 KiB).
+// only up to the device's sharedMemPerBlockOptin (a T4: 64 KiB; an H200: 227 KiB). best's largest
+// one block, 512 x 8, takes 34 KiB: no opt-in.
 // Needs: kWarp, kBins
 __host__ __device__ constexpr size_t oneBlockBytes(int threads, int keys) {
   return 4 *
@@ -695,7 +718,7 @@ __host__ __device__ constexpr size_t oneBlockBytes(int threads, int keys) {
 // Launch: sortOneBlock<512, 8, false><<<1, 512, oneBlockBytes(512, 8)>>>(keys, sorted, nullptr,
 //   nullptr, n, false); with n = 4096
 // Needs: kWarp, kFullMask, kBins, kDigitPasses, oneBlockBytes, loadStriped, countTile, rankCounted,
-//   digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, <cstdint>
+//   matchDigit, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, <cstdint>
 template <int kThreads, int kKeys, bool kPairs>
 __global__ void __launch_bounds__(kThreads)
     sortOneBlock(const uint32_t *__restrict__ keysIn, uint32_t *__restrict__ keysOut,
@@ -952,11 +975,9 @@ struct Setup {
   size_t statusWords = 0;                          //   (0 at first; the passes zero them)
   void *cubTemp = nullptr;
   size_t cubTempBytes = 0;
-  size_t oneBlockMax = kOneBlockMax;      // best sorts n <= this in one block (allowOneBlock)
-  size_t oneBlockMaxPairs = kOneBlockMax; //   and n <= this pairs
-  unsigned long long *counts = nullptr;   // the check's kCounters counters
-  unsigned long long *sig = nullptr;      // a signature: 1025 counters
-  unsigned int *seen = nullptr;           // pairs: a bit an index
+  unsigned long long *counts = nullptr; // the check's kCounters counters
+  unsigned long long *sig = nullptr;    // a signature: 1025 counters
+  unsigned int *seen = nullptr;         // pairs: a bit an index
 };
 
 // One call of one row: keysIn[0, n) -> keysOut[0, n) (and the values) on `stream`.
@@ -1097,8 +1118,8 @@ static void oneSweep(const Call &c, bool isFloat) {
 static void launchOneSweep(const Call &c) {
   oneSweep<kBlock, kItems, false>(c, false);
 }
-// best: ONE block up to s.oneBlockMax keys (s.oneBlockMaxPairs pairs: 512 x 16 at most, which
-// keeps keys, values and places in registers), else onesweep on tiles of kBestThreads x kBestKeys.
+// best: ONE block up to kOneBlockMax keys, the smallest that holds n; onesweep on 256 x 8 tiles up
+// to kSmallSweepMax; above, onesweep on kBestThreads x kBestKeys tiles.
 template <int kThreads, int kKeys, bool kPairs>
 static void oneBlock(const Call &c, bool isFloat) {
   sortOneBlock<kThreads, kKeys, kPairs><<<1, kThreads, oneBlockBytes(kThreads, kKeys), c.stream>>>(
@@ -1106,34 +1127,16 @@ static void oneBlock(const Call &c, bool isFloat) {
 }
 template <bool kPairs>
 static void best(const Call &c, bool isFloat) {
-  if (c.n <= kOneBlockMax) {
+  if (c.n <= 1024) {
+    oneBlock<256, 4, kPairs>(c, isFloat);
+  } else if (c.n <= 2048) {
+    oneBlock<256, 8, kPairs>(c, isFloat);
+  } else if (c.n <= kOneBlockMax) {
     oneBlock<512, 8, kPairs>(c, isFloat);
-  } else if (c.n <= 8192 && c.n <= (kPairs ? c.s.oneBlockMaxPairs : c.s.oneBlockMax)) {
-    oneBlock<512, 16, kPairs>(c, isFloat);
-  } else if (!kPairs && c.n <= c.s.oneBlockMax) {
-    oneBlock<1024, 16, false>(c, isFloat);
+  } else if (c.n <= kSmallSweepMax) {
+    oneSweep<kBlock, kItems, kPairs>(c, isFloat);
   } else {
     oneSweep<kBestThreads, kBestKeys, kPairs>(c, isFloat);
-  }
-}
-// The one-block shapes' shared memory above 48 KiB, where the device gives it: sets s.oneBlockMax
-// (and s.oneBlockMaxPairs) to the largest n best sorts in one block here.
-static void allowOneBlock(Setup &s) {
-  size_t optin = s.prop.sharedMemPerBlockOptin;
-  s.oneBlockMax = s.oneBlockMaxPairs = kOneBlockMax;
-  if (oneBlockBytes(512, 16) <= optin) {
-    for (const void *f :
-         {(const void *)sortOneBlock<512, 16, false>, (const void *)sortOneBlock<512, 16, true>}) {
-      CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(oneBlockBytes(512, 16))));
-    }
-    s.oneBlockMax = s.oneBlockMaxPairs = 8192;
-  }
-  if (oneBlockBytes(1024, 16) <= optin) {
-    CUDA_CHECK(cudaFuncSetAttribute((const void *)sortOneBlock<1024, 16, false>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(oneBlockBytes(1024, 16))));
-    s.oneBlockMax = 16384;
   }
 }
 static void launchBest(const Call &c) {
@@ -1376,7 +1379,6 @@ static Rings allocateBuffers(Setup &s, Buffers &b) {
   CUDA_CHECK(cudaMalloc(&s.counts, kCounters * 8));
   CUDA_CHECK(cudaMalloc(&s.sig, (kDigitPasses * kBins + 1) * 8));
   CUDA_CHECK(cudaDeviceSynchronize()); // the legacy stream's memsets, before any other stream
-  allowOneBlock(s);
   s.tmpKeys = b.p[Buffers::TmpKeys], s.tmpVals = b.p[Buffers::TmpVals];
   s.chunkCounts = b.p[Buffers::ChunkCounts], s.digitCounts = b.p[Buffers::Digits];
   s.digitStarts = b.p[Buffers::Digits] + kDigitPasses * kBins, s.counters = b.p[Buffers::Counters];
@@ -1471,10 +1473,8 @@ static Measured measureRow(Row r, bool graph, const Setup &s, const Reference &r
 }
 
 // One mode's table (kRowCount lines a size) and its summary. G keys/s = n / us / 1000; % of floor
-// = the time the 36-byte floor takes at the copy row's bandwidth / the row's time (pairs: 2 x 36 =
-// 72 bytes, although the pairs rows' model, B a key, is 68: the counts read keys only; a slip kept
-// until the next device run), only where 8n bytes pass kL2Multiple x L2; vs CUB = the matching CUB
-// row's us / this row's.
+// = the time the 36-byte floor (pairs: 68) takes at the copy row's bandwidth / the row's time,
+// only where 8n bytes pass kL2Multiple x L2; vs CUB = the matching CUB row's us / this row's.
 static void printTable(bool graph, const std::vector<Measured> &out, double l2Bytes) {
   std::printf("\n%s: %d batches, median; %s\n\n", graph ? "graph" : "stream", kTimingBatches,
               graph ? "a batch is ONE replay of a CUDA graph of back-to-back calls"
@@ -1484,12 +1484,12 @@ static void printTable(bool graph, const std::vector<Measured> &out, double l2By
               "|------------|-----------------|---------|---------|-----------|----------|-------"
               "---|---------|------------|--------|----------|-------|\n");
   int atOrAbove[3] = {0, 0, 0}, sizes[3] = {0, 0, 0};
-  std::string below;
+  std::string where[3]; // the sizes at which best, best float, best pairs are at or above CUB
   for (size_t i = 0; i < out.size(); ++i) {
     const Measured &m = out[i], &copy = out[i - i % kRowCount];
     const RowDef &d = kRows[int(m.row)];
     double vs = out[i - i % kRowCount + int(d.cub)].t.us / m.t.us;
-    double floorUs = copy.t.us * kFloorBytes / 8.0 * (d.keys == Keys::Pairs ? 2.0 : 1.0);
+    double floorUs = copy.t.us * (d.keys == Keys::Pairs ? kFloorBytesPairs : kFloorBytes) / 8.0;
     char bytes[16] = "-", pct[16] = "-", ratio[16] = "-";
     if (d.bytes > 0) {
       std::snprintf(bytes, sizeof bytes, "%d", d.bytes);
@@ -1516,15 +1516,15 @@ static void printTable(bool graph, const std::vector<Measured> &out, double l2By
       bool at = std::round(100.0 * vs) / 100.0 >= 1.0; // as the table prints it
       ++sizes[b];
       atOrAbove[b] += at;
-      if (!at) {
-        below += std::string(below.empty() ? "" : ", ") + d.name + " " + std::to_string(m.n);
+      if (at) {
+        where[b] += std::string(where[b].empty() ? "" : " ") + std::to_string(m.n);
       }
     }
   }
-  std::printf("\nsummary (%s), n >= 2^16: best >= CUB at %d of %d sizes, best float >= CUB float "
-              "at %d of %d, best pairs >= CUB pairs at %d of %d; below: %s\n",
-              graph ? "graph" : "stream", atOrAbove[0], sizes[0], atOrAbove[1], sizes[1],
-              atOrAbove[2], sizes[2], below.empty() ? "none" : below.c_str());
+  std::printf("\nsummary (%s), n >= 2^16: best >= CUB at %d of %d sizes (%s); best float >= CUB "
+              "float at %d of %d (%s); best pairs >= CUB pairs at %d of %d (%s)\n",
+              graph ? "graph" : "stream", atOrAbove[0], sizes[0], where[0].c_str(), atOrAbove[1],
+              sizes[1], where[1].c_str(), atOrAbove[2], sizes[2], where[2].c_str());
 }
 
 struct Options {
@@ -1541,7 +1541,8 @@ static const char *kUsage =
     "  --seed           the keys' seed (default 39)\n"
     "  --input          the unsigned rows' keys: random (default), low (keys & 0xF), equal,\n"
     "                   sorted, reverse; the float rows always take random floats and specials\n"
-    "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
+    "exit codes: 0 all checks passed; 1 a check failed, a CUDA error, or a device the day cannot\n"
+    "  use; 2 bad usage or a --max-n the card's free memory cannot hold.\n";
 
 // Options: each flag takes one value (digits only, or a word); bad usage is exit 2.
 static Options parseOptions(int argc, char **argv) {
@@ -1590,21 +1591,22 @@ static bool deviceCanSort(const cudaDeviceProp &p) {
     return true;
   }
   std::fprintf(stderr,
-               "error: the warp ranks need %d lanes a warp and __match_any_sync (cc 7.0 or "
-               "newer); this device has %d lanes, cc %d.%d\n",
+               "error: the warp ranks need %d lanes a warp, and the day is built and checked "
+               "for cc 7.0 or newer; this device has %d lanes, cc %d.%d\n",
                kWarp, p.warpSize, p.major, p.minor);
   return false;
 }
 // What the run sorts and with what shapes, before the tables.
 static void printSetup(const Options &o, const Setup &s) {
   const char *inputs[] = {"random", "low (keys & 0xF)", "all equal", "sorted", "reverse sorted"};
-  std::printf("keys: %s, seed %zu; float keys: random bits + -0, +0, -inf, +inf, -NaN, +NaN; "
-              "values: indices\nladder: %d threads x %d keys a tile, chunks <= %d; onesweep "
-              "tiles %d x %d; best: one block up to n = %zu (pairs %zu), else onesweep %d x %d\n"
-              "CUB %d.%d.%d: cub::DeviceRadixSort, %zu bytes of temporary storage\n",
-              inputs[int(o.input)], o.seed, kBlock, kItems, kMaxChunks, kBlock, kItems,
-              s.oneBlockMax, s.oneBlockMaxPairs, kBestThreads, kBestKeys, CUB_MAJOR_VERSION,
-              CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, s.cubTempBytes);
+  std::printf(
+      "keys: %s, seed %zu; float keys: random bits + -0, +0, -inf, +inf, -NaN, +NaN; "
+      "values: indices\nladder: %d threads x %d keys a tile, chunks <= %d; onesweep "
+      "tiles %d x %d; best: one block up to n = %zu, onesweep %d x %d up to %zu, else %d x %d\n"
+      "CUB %d.%d.%d: cub::DeviceRadixSort, %zu bytes of temporary storage\n",
+      inputs[int(o.input)], o.seed, kBlock, kItems, kMaxChunks, kBlock, kItems, kOneBlockMax,
+      kBlock, kItems, kSmallSweepMax, kBestThreads, kBestKeys, CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
+      CUB_SUBMINOR_VERSION, s.cubTempBytes);
 }
 
 int main(int argc, char **argv) {
@@ -1675,7 +1677,7 @@ int main(int argc, char **argv) {
   std::printf(
       "\nB a key: the model's bytes moved a key (reads + writes of keys; pairs: and values) "
       "at large n; the\nfloor is 36 (one read for the counts, then a read and a write a "
-      "pass). %% of floor is printed only where\n8n bytes pass %d x L2; below that every "
+      "pass; pairs 68). %% of floor is printed only where\n8n bytes pass %d x L2; below that every "
       "row is launch latency. vs CUB: the CUB row of the same keys.\n",
       kL2Multiple);
   freeBuffers(s, b);

@@ -1,19 +1,17 @@
 #!/usr/bin/env python3
-"""Writes variants of code/day39-sort/sort.cu's warp rank (rankCounted) for the tuning experiment.
+"""Writes variants of code/day39-sort/sort.cu's warp rank for the tuning experiment.
 
     python3 research/experiments/day39_sort_rank_variants.py OUTDIR
 
 OUTDIR/sort-V.cu for V in:
-  match    the lesson as it is: peers by __match_any_sync
-  ballots  peers by nine __ballot_sync, one a bit of the digit 0..256 (256: no key), as CUB 3.0.1's
-           warp_matcher_t does for its 8-bit digits
-  rmw      ballots, and the leader's add to its warp's counter a plain read and write of shared
-           memory instead of atomicAdd (one leader a digit a warp: no two lanes touch one counter;
-           CUB's BlockRadixRankMatchEarlyCounts does the same)
-  eight    rmw, with eight ballots (the digit's bits) and the valid lanes from arithmetic: in a
-           warp-striped tile the lanes of item j that hold a key are a prefix of the warp
-  occ      eight, and onesweep's pass kernel bounded to 64 registers at 256 threads
-           (__launch_bounds__(256, 4): four blocks an SM instead of three at 80 registers)
+  lesson   the lesson as it is: matchDigit's nine __ballot_sync a key in C++ (nvcc 13.0 compiles a
+           ballot bit of it to 8 SASS instructions), the leader's add a plain read and write
+  ptx      each ballot bit written as CUB 3.0.1's matcher writes it, four PTX instructions
+           (and.b32, setp.ne.u32, vote.ballot.sync.b32, @!p not.b32: cub/util_ptx.cuh,
+           warp_matcher_t, CUDA 13.0 toolkit, read 2026-12-02), which nvcc compiles to about 4
+  match    peers by __match_any_sync, the leader's add an atomicAdd (the lesson before 2026-12-02)
+The records of 2026-12-02 (day39_sort_tuning-rank-variants-*) were made by this script's first
+version, against the lesson of then (match); its variants ballots and rmw are the lesson now.
 Exit 2 if the lesson's lines it edits are not there exactly once.
 """
 import os
@@ -21,28 +19,20 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LESSON = os.path.join(HERE, "..", "..", "code", "day39-sort", "sort.cu")
+BALLOT = """    unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
+    peers &= (d >> bit) & 1u ? set : ~set;
+"""
+PTX = """    unsigned int set;
+    asm("{\\n .reg .pred p;\\n and.b32 %0, %1, %2;\\n setp.ne.u32 p, %0, 0;\\n"
+        " vote.ballot.sync.b32 %0, p, 0xffffffff;\\n @!p not.b32 %0, %0;\\n}"
+        : "=r"(set)
+        : "r"(d), "r"(1u << bit));
+    peers &= set;
+"""
+CALL = "    unsigned int peers = matchDigit(d);\n"
 MATCH = "    unsigned int peers = __match_any_sync(kFullMask, d);\n"
-ADD = "      placed = atomicAdd(&hist[d], __popc(peers));\n"
-BALLOTS = """    unsigned int peers = kFullMask;
-#pragma unroll
-    for (int bit = 0; bit < 9; ++bit) {
-      unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
-      peers &= (d >> bit) & 1u ? set : ~set;
-    }
-"""
-EIGHT = """    unsigned int base = warp * kKeys * kWarp + j * kWarp;
-    unsigned int have = valid > base ? valid - base : 0u;
-    unsigned int lanesIn = have >= 32u ? kFullMask : (1u << have) - 1u;
-    unsigned int peers = in ? lanesIn : ~lanesIn;
-#pragma unroll
-    for (int bit = 0; bit < 8; ++bit) {
-      unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
-      peers &= (d >> bit) & 1u ? set : ~set;
-    }
-"""
-BOUNDS = "__global__ void __launch_bounds__(kThreads)\n    sortPassOneSweep("
-OCC = "__global__ void __launch_bounds__(kThreads, kThreads == 256 ? 4 : 1)\n    sortPassOneSweep("
-RMW = "      placed = hist[d];\n      hist[d] = placed + __popc(peers);\n"
+ADD = "      placed = hist[d];\n      hist[d] = placed + __popc(peers);\n"
+ATOMIC = "      placed = atomicAdd(&hist[d], __popc(peers));\n"
 
 
 def main():
@@ -50,16 +40,15 @@ def main():
         print("usage: day39_sort_rank_variants.py OUTDIR", file=sys.stderr)
         return 2
     src = open(LESSON, encoding="utf-8").read()
-    for line in (MATCH, ADD, BOUNDS):
-        if src.count(line) != 1:
-            print(f"error: the lesson's line {line.strip()!r} is not there exactly once", file=sys.stderr)
+    for text in (BALLOT, CALL, ADD):
+        if src.count(text) != 1:
+            print(f"error: the lesson's lines {text.strip()!r} are not there exactly once",
+                  file=sys.stderr)
             return 2
     variants = {
-        "match": src,
-        "ballots": src.replace(MATCH, BALLOTS),
-        "rmw": src.replace(MATCH, BALLOTS).replace(ADD, RMW),
-        "eight": src.replace(MATCH, EIGHT).replace(ADD, RMW),
-        "occ": src.replace(MATCH, EIGHT).replace(ADD, RMW).replace(BOUNDS, OCC),
+        "lesson": src,
+        "ptx": src.replace(BALLOT, PTX),
+        "match": src.replace(CALL, MATCH).replace(ADD, ATOMIC),
     }
     os.makedirs(sys.argv[1], exist_ok=True)
     for name, text in variants.items():

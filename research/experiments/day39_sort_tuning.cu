@@ -10,37 +10,15 @@
 // Variants: onesweep at several tiles (threads x keys a thread; CUB 3.0.1's sm_90 tile is 384 x
 // 20), and ONE block of 256 x 4, 256 x 8, 512 x 4, 512 x 8, 1024 x 4, 512 x 16, 1024 x 8 and
 // 1024 x 16 keys at small n (the lesson's shapes and others; a block needs 256 threads or more:
-// one a digit). The session-7
-// records were made before 256 x 24 and 384 x 16 were dropped and the two small blocks added. One
-// copy of the input: the rows below 4 x L2 read it from L2 (the lesson's table rotates copies; this
-// compares shapes, not absolutes).
-//
-// -DRANK_BALLOTS: the lesson's rank finds a key's peers with nine __ballot_sync a key, one a bit
-// of its digit (0..256, 256 = "no key"), instead of __match_any_sync: what CUB 3.0.1 does for its
-// 8-bit digits (cub/util_ptx.cuh, warp_matcher_t: "match.any.sync.b32 is slower when matching a
-// few bits"; read in the CUDA 13.0 toolkit, 2026-12-02). Build both and compare:
-//   nvcc -std=c++17 -O3 -arch=sm_90 -DRANK_BALLOTS -o sort_tuning_ballots \
-//        research/experiments/day39_sort_tuning.cu
-#include <cub/device/device_radix_sort.cuh> // before the macro below: CUB's headers keep theirs
-#ifdef RANK_BALLOTS
-// The lanes of `mask` whose `value` (< 512) equals this lane's: every lane of mask calls it.
-__device__ inline unsigned int matchByBallots(unsigned int mask, unsigned int value) {
-  unsigned int peers = mask;
-#pragma unroll
-  for (int bit = 0; bit < 9; ++bit) {
-    unsigned int set = __ballot_sync(mask, (value >> bit) & 1u);
-    peers &= (value >> bit) & 1u ? set : ~set;
-  }
-  return peers;
-}
-#define __match_any_sync(mask, value) matchByBallots(mask, value)
-#define RANK_NAME "nine __ballot_sync a key (-DRANK_BALLOTS)"
-#else
-#define RANK_NAME "__match_any_sync (the lesson's)"
-#endif
+// one a digit). One copy of the input: the rows below 4 x L2 read it from L2 (the lesson's table
+// rotates copies; this compares shapes, not absolutes). -DSORT_LESSON='"DIR/sort-V.cu"' builds it
+// on a variant of the lesson's rank written by day39_sort_rank_variants.py.
+// The records of 2026-12-02 were made by earlier versions of this file (git history): the
+// session-7 ones with 256 x 24 and 384 x 16 and a -DRANK_BALLOTS switch (the lesson's rank by
+// nine ballots, which the lesson now has), the session-8 ones without the small one blocks.
+#include <cub/device/device_radix_sort.cuh>
 #define REDUCTION_HARNESS
-#ifndef SORT_LESSON // -DSORT_LESSON='"/tmp/rv/sort-rmw.cu"': a variant of
-                    // day39_sort_rank_variants.py
+#ifndef SORT_LESSON
 #define SORT_LESSON "../../code/day39-sort/sort.cu"
 #endif
 #include SORT_LESSON
@@ -72,9 +50,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   Rings g = allocateBuffers(s, b);
+  // The one blocks above 48 KiB of shared memory: the device's opt-in (an H200 gives 227 KiB).
   for (auto [f, bytes] :
        {std::pair{(const void *)sortOneBlock<1024, 4, false>, oneBlockBytes(1024, 4)},
-        std::pair{(const void *)sortOneBlock<1024, 8, false>, oneBlockBytes(1024, 8)}}) {
+        std::pair{(const void *)sortOneBlock<1024, 8, false>, oneBlockBytes(1024, 8)},
+        std::pair{(const void *)sortOneBlock<512, 16, false>, oneBlockBytes(512, 16)},
+        std::pair{(const void *)sortOneBlock<1024, 16, false>, oneBlockBytes(1024, 16)}}) {
     CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   }
   uint32_t *in = g.keys, *out = g.keysOut, *sorted = b.p[Buffers::SortedKeys];
@@ -95,15 +76,13 @@ int main(int argc, char **argv) {
       {"one block 512 x 4", 2048, [](const Call &c) { oneBlock<512, 4, false>(c, false); }},
       {"one block 1024 x 4", 4096, [](const Call &c) { oneBlock<1024, 4, false>(c, false); }},
       {"one block 512 x 8", 4096, [](const Call &c) { oneBlock<512, 8, false>(c, false); }},
-      {"one block 512 x 16", s.oneBlockMax >= 8192 ? size_t(8192) : size_t(0),
-       [](const Call &c) { oneBlock<512, 16, false>(c, false); }},
-      {"one block 1024 x 16", s.oneBlockMax >= 16384 ? size_t(16384) : size_t(0),
-       [](const Call &c) { oneBlock<1024, 16, false>(c, false); }},
+      {"one block 512 x 16", 8192, [](const Call &c) { oneBlock<512, 16, false>(c, false); }},
+      {"one block 1024 x 16", 16384, [](const Call &c) { oneBlock<1024, 16, false>(c, false); }},
       {"one block 1024 x 8", 8192, [](const Call &c) { oneBlock<1024, 8, false>(c, false); }},
   };
   std::printf(
       "GPU: %s | %d SMs | %d MiB L2 | CUB %d.%d.%d | graph mode, median of %d batches\n"
-      "rank: " RANK_NAME "\nlesson: " SORT_LESSON "\n\n"
+      "lesson: " SORT_LESSON "\n\n"
       "|          n | variant           |        us | spread %% | G keys/s | vs CUB | check "
       "|\n|------------|-------------------|-----------|----------|----------|--------|------"
       "-|\n",

@@ -5,22 +5,24 @@
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day39-sort.cu && ./harness
 //
 // The matrix: harness::sizes (the full list, or --quick's) up to --max-n, plus the sort's own edges
-// (a ladder tile and best's one block - 1, + 1, twice and three times + 5; 1000003, which no tile
-// divides); the unsigned inputs random, low entropy (keys & 0xF), all equal, sorted and reverse
-// sorted, each for every unsigned row and the pairs rows, and the float keys (random bits with
-// -0.0, +0.0, -inf, +inf, -NaN, +NaN) for the float rows; best forced onto each of its paths.
-// --quick (the sanitizer runs) takes random, low and equal, and the one-bit row (96 launches a
-// call, the 4-bit row's kernels with bits = 1) only up to n = 257.
-// Poisoned guard words before each output (64) and after it (n + 64Ki). Then at n = 1027
-// and 65537 (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a batch) and
-// the check reads what the last timed call wrote. Then the one-kernel-a-pass rows (onesweep, best's
-// onesweep path on keys, floats and pairs) run --reps times back to back at 65537, ALTERNATING two
-// inputs, each output checked: a status word or counter left stale by the call before gives a wrong
-// place, which the check sees; then again with a different tile sleeping in each launch. Last,
-// delay injection (tests/harness/delay.h): one chosen tile - the first, the second, one in the
-// middle, the last - sleeps 5 us, 200 us and 2 ms before it publishes its counts; each run must be
-// exact and must finish (a hang fails after --hang-s, 20 s by default). Each part prints the
-// seconds it took.
+// (each size where best or a tile changes shape - 1024, a ladder tile, kOneBlockMax, best's
+// onesweep tile, kSmallSweepMax - minus 1, exactly, plus 1, twice minus 1, three times plus 5;
+// 1000003, which no tile divides); the unsigned inputs random, low entropy (keys & 0xF), all equal,
+// sorted and reverse sorted, each for every unsigned row and the pairs rows, and the float keys
+// (random bits with -0.0, +0.0, -inf, +inf, -NaN, +NaN) for the float rows; best forced onto each
+// of its paths. --quick (the sanitizer runs) takes random, low and equal, and the one-bit row (96
+// launches a call, the 4-bit row's kernels with bits = 1) only up to n = 257.
+// Poisoned guard words before each output (64) and after it (n + 64Ki). Then at n = 1027 and 65537
+// (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a batch) and the check
+// reads what the last timed call wrote. Then the one-kernel-a-pass rows (the onesweep row, best's
+// onesweep paths: keys and floats on 256 x 16 tiles, pairs on 256 x 8 and 256 x 16) run --reps
+// times back to back at 65537, ALTERNATING two inputs: the first launch of each input checked
+// whole, every later one compared word for word (guards included) with that checked output on the
+// device; a status word or counter left stale by the call before gives a wrong place, which the
+// compare sees; then again with a different tile sleeping in each launch. Last, delay injection
+// (tests/harness/delay.h): one chosen tile - the first, the second, one in the middle, the last -
+// sleeps 5 us, 200 us and 2 ms before it publishes its counts; each run must be exact and must
+// finish (a hang fails after --hang-s, 20 s by default). Each part prints the seconds it took.
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
@@ -39,11 +41,26 @@ static const char *kHarnessUsage =
     "  runs more) is a hang: the run fails.\n"
     "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
 
+// The repetition's check of one launch: bad = the smallest launch index k whose output words
+// got[0, words) differ from want[0, words) (the output of a launch on the same input that
+// checkRow passed, guards included). Any grid.
+__global__ void sameAs(const uint32_t *got, const uint32_t *want, size_t words,
+                       unsigned long long k, unsigned long long *bad) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words;
+       i += size_t(gridDim.x) * blockDim.x) {
+    if (got[i] != want[i]) {
+      atomicMin(bad, k);
+      return;
+    }
+  }
+}
+
 struct Variant {
   const char *name;
   Row row; // what it sorts, and its check: the row's
   std::function<void(const Call &)> launch;
-  size_t maxN; // runs for n <= this
+  size_t maxN;     // runs for n <= this
+  size_t tile = 0; // a one-kernel-a-pass row: the keys of its tile (0: not one)
 };
 
 int main(int argc, char **argv) {
@@ -90,30 +107,35 @@ int main(int argc, char **argv) {
 
   std::vector<Variant> variants;
   for (int k = 0; k < kRowCount; ++k) {
-    variants.push_back(
-        {kRows[k].name, Row(k), [k](const Call &c) { launchRow(Row(k), c); }, kMaxN});
+    variants.push_back({kRows[k].name, Row(k), [k](const Call &c) { launchRow(Row(k), c); }, kMaxN,
+                        Row(k) == Row::OneSweep ? size_t(kTile) : 0});
   }
+  // best's paths, each forced (a best row reaches only one of them at a given n): the one blocks,
+  // onesweep on the ladder's tiles, onesweep on best's own; keys, floats and pairs each.
+  variants.push_back({"best: one block 256 x 4", Row::Best,
+                      [](const Call &c) { oneBlock<256, 4, false>(c, false); }, 1024});
+  variants.push_back({"best: one block 256 x 8", Row::Best,
+                      [](const Call &c) { oneBlock<256, 8, false>(c, false); }, 2048});
   variants.push_back({"best: one block 512 x 8", Row::Best,
                       [](const Call &c) { oneBlock<512, 8, false>(c, false); }, kOneBlockMax});
-  if (s.oneBlockMaxPairs >= 8192) { // the larger one blocks, where this device can run them
-    variants.push_back({"best: one block 512 x 16", Row::Best,
-                        [](const Call &c) { oneBlock<512, 16, false>(c, false); }, 8192});
-    variants.push_back({"best pairs: one block 512 x 16", Row::BestPairs,
-                        [](const Call &c) { oneBlock<512, 16, true>(c, false); }, 8192});
-  }
-  if (s.oneBlockMax >= 16384) {
-    variants.push_back({"best float: one block 1024 x 16", Row::BestFloats,
-                        [](const Call &c) { oneBlock<1024, 16, false>(c, true); }, 16384});
-  }
+  variants.push_back({"best float: one block 512 x 8", Row::BestFloats,
+                      [](const Call &c) { oneBlock<512, 8, false>(c, true); }, kOneBlockMax});
+  variants.push_back({"best pairs: one block 256 x 4", Row::BestPairs,
+                      [](const Call &c) { oneBlock<256, 4, true>(c, false); }, 1024});
+  variants.push_back({"best pairs: one block 512 x 8", Row::BestPairs,
+                      [](const Call &c) { oneBlock<512, 8, true>(c, false); }, kOneBlockMax});
+  variants.push_back({"best pairs: onesweep 256 x 8", Row::BestPairs,
+                      [](const Call &c) { oneSweep<kBlock, kItems, true>(c, false); }, kMaxN,
+                      size_t(kTile)});
   variants.push_back({"best: onesweep", Row::Best,
                       [](const Call &c) { oneSweep<kBestThreads, kBestKeys, false>(c, false); },
-                      kMaxN});
+                      kMaxN, size_t(kBestThreads) * kBestKeys});
   variants.push_back({"best float: onesweep", Row::BestFloats,
                       [](const Call &c) { oneSweep<kBestThreads, kBestKeys, false>(c, true); },
-                      kMaxN});
+                      kMaxN, size_t(kBestThreads) * kBestKeys});
   variants.push_back({"best pairs: onesweep", Row::BestPairs,
                       [](const Call &c) { oneSweep<kBestThreads, kBestKeys, true>(c, false); },
-                      kMaxN});
+                      kMaxN, size_t(kBestThreads) * kBestKeys});
   const char *inputNames[] = {"random", "low entropy", "all equal", "sorted", "reverse sorted"};
 
   harness::Report report;
@@ -146,6 +168,14 @@ int main(int argc, char **argv) {
                      signature(s, keys, n, stream),
                      signature(s, floats, n, stream)};
   };
+  // The words written in the guards before the outputs (kPad each, poisoned before each run).
+  auto frontWritten = [&]() {
+    std::vector<uint32_t> front(2 * pad);
+    CUDA_CHECK(cudaMemcpy(front.data(), base.keysOut, pad * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(front.data() + pad, base.valsOut, pad * 4, cudaMemcpyDeviceToHost));
+    return size_t(
+        std::count_if(front.begin(), front.end(), [](uint32_t w) { return w != kPoison; }));
+  };
   // One run of variant v on the inputs of `ref`: outputs poisoned, the call (watched for a hang),
   // the check, the front guards. `what` names the run in a failure.
   auto runOnce = [&](const Variant &v, const Reference &ref, const char *what) {
@@ -157,11 +187,7 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaGetLastError());
     harness::waitFor(stream, double(hangS), v.name);
     Check c = checkRow(v.row, s, ref, in, g.keysOut, g.valsOut, stream);
-    std::vector<uint32_t> front(2 * pad);
-    CUDA_CHECK(cudaMemcpy(front.data(), base.keysOut, pad * 4, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(front.data() + pad, base.valsOut, pad * 4, cudaMemcpyDeviceToHost));
-    size_t before =
-        size_t(std::count_if(front.begin(), front.end(), [](uint32_t w) { return w != kPoison; }));
+    size_t before = frontWritten();
     if (!c.ok || before != 0) {
       report.expect(false, double(before), 0.0, "%s n=%zu %s: %s; words written before the output",
                     v.name, ref.n, what, c.ok ? "keys exact" : c.why.c_str());
@@ -181,8 +207,8 @@ int main(int argc, char **argv) {
   // --quick exactly and + 1), every input, every variant.
   std::vector<size_t> sizes = harness::sizes(o);
   sizes.push_back(0);
-  for (size_t tile : {size_t(kTile), kOneBlockMax, size_t(8192), size_t(16384),
-                      size_t(kBestThreads) * kBestKeys}) {
+  for (size_t tile : {size_t(1024), size_t(kTile), kOneBlockMax, size_t(kBestThreads) * kBestKeys,
+                      kSmallSweepMax}) {
     for (size_t n : {tile - 1, tile, tile + 1, 2 * tile - 1, 3 * tile + 5}) {
       if (n <= o.maxN && (!o.quick || n == tile || n == tile + 1)) {
         sizes.push_back(n);
@@ -247,29 +273,72 @@ int main(int argc, char **argv) {
   size_t nr = std::min<size_t>(65537, o.maxN);
   Reference ab[2] = {prepare(nr, Input::Random, o.seed, false),
                      prepare(nr, Input::Random, o.seed + 1, true)};
+  // Launches 0 and 1 (inputs A and B) are checked whole by checkRow, and their outputs, guards
+  // included, kept; every later launch is compared word for word with the kept output of its
+  // input on the device (the sorted output is unique, pairs too: the sort is stable), without a
+  // host round trip a launch; the stream is watched for a hang every 64 launches (about 400
+  // kernels: a stream holds about 1000 before a launch waits, and a launch that waits behind a
+  // hung kernel would never reach the watch).
+  const size_t repWords = pad + slotOf(nr);
+  uint32_t *kept[2][2]; // [input][keys, values]
+  unsigned long long *firstBad;
+  for (auto &io : kept) {
+    for (uint32_t *&q : io) {
+      CUDA_CHECK(cudaMalloc(&q, repWords * 4));
+    }
+  }
+  CUDA_CHECK(cudaMalloc(&firstBad, sizeof(unsigned long long)));
   auto repeat = [&](const Variant &v, uint64_t count, const char *what) {
+    const bool pairs = kRows[int(v.row)].keys == Keys::Pairs;
     poison(g.keysOut, nr); // the guards after n; then each launch overwrites the one before
     poison(g.valsOut, nr);
-    uint64_t bad = 0;
+    CUDA_CHECK(cudaMemsetAsync(firstBad, 0xFF, sizeof(unsigned long long), stream));
+    bool whole = true;
     for (uint64_t k = 0; k < count; ++k) {
       bool b = k % 2 == 1;
       const Reference &ref = ab[b];
       const uint32_t *in = kRows[int(v.row)].keys == Keys::Floats ? ref.floats : ref.keys;
       v.launch(Call{s, in, g.keysOut, g.values, g.valsOut, nr, stream});
       CUDA_CHECK(cudaGetLastError());
-      harness::waitFor(stream, double(hangS), v.name);
-      Check c = checkRow(v.row, s, ref, in, g.keysOut, g.valsOut, stream);
-      if (!c.ok && bad++ == 0) {
-        report.expect(false, 0, 0, "%s %s n=%zu launch %llu (input %s): %s", v.name, what, nr,
-                      (unsigned long long)k, b ? "B" : "A", c.why.c_str());
+      if (k < 2) {
+        harness::waitFor(stream, double(hangS), v.name);
+        Check c = checkRow(v.row, s, ref, in, g.keysOut, g.valsOut, stream);
+        size_t before = frontWritten();
+        if (!c.ok || before != 0) {
+          whole = false;
+          report.expect(false, double(before), 0,
+                        "%s %s n=%zu launch %llu (input %s): %s; words "
+                        "written before the output",
+                        v.name, what, nr, (unsigned long long)k, b ? "B" : "A",
+                        c.ok ? "keys exact" : c.why.c_str());
+        }
+        CUDA_CHECK(cudaMemcpyAsync(kept[b][0], g.keysOut - pad, repWords * 4,
+                                   cudaMemcpyDeviceToDevice, stream));
+        CUDA_CHECK(cudaMemcpyAsync(kept[b][1], g.valsOut - pad, repWords * 4,
+                                   cudaMemcpyDeviceToDevice, stream));
+      } else {
+        sameAs<<<64, 256, 0, stream>>>(g.keysOut - pad, kept[b][0], repWords, k, firstBad);
+        if (pairs) {
+          sameAs<<<64, 256, 0, stream>>>(g.valsOut - pad, kept[b][1], repWords, k, firstBad);
+        }
+        CUDA_CHECK(cudaGetLastError());
+        if (k % 64 == 63) { // a stream takes about 1000 launches before a launch blocks the host
+          harness::waitFor(stream, double(hangS), v.name);
+        }
       }
     }
-    report.expect(bad == 0, double(bad), 0, "%s %s: %llu back-to-back launches, failed ones",
-                  v.name, what, (unsigned long long)count);
+    harness::waitFor(stream, double(hangS), v.name);
+    unsigned long long bad = 0;
+    CUDA_CHECK(cudaMemcpy(&bad, firstBad, sizeof bad, cudaMemcpyDeviceToHost));
+    if (whole) { // else launch 0 or 1 has failed, printed above, and the kept output is wrong
+      bool same = bad == ~0ull;
+      report.expect(same, double(same ? count : bad), double(count),
+                    "%s %s n=%zu: %llu back-to-back launches, the first whose output differs from "
+                    "the checked output of its input (%llu: none)",
+                    v.name, what, nr, (unsigned long long)count, (unsigned long long)count);
+    }
   };
-  auto onePass = [&](const Variant &v) {
-    return v.row == Row::OneSweep || std::string(v.name).find("onesweep") != std::string::npos;
-  };
+  auto onePass = [](const Variant &v) { return v.tile != 0; };
   for (const Variant &v : variants) {
     if (onePass(v)) {
       repeat(v, reps, "repetition");
@@ -295,8 +364,7 @@ int main(int argc, char **argv) {
       if (!onePass(v)) {
         continue;
       }
-      size_t tile = v.row == Row::OneSweep ? size_t(kTile) : size_t(kBestThreads) * kBestKeys;
-      unsigned int tiles = unsigned((n + tile - 1) / tile);
+      unsigned int tiles = unsigned((n + v.tile - 1) / v.tile);
       for (unsigned int sleeper : {0u, 1u, tiles / 2, tiles - 1}) {
         for (unsigned int us : {5u, 200u, 2000u}) {
           if (sleeper >= tiles) {
@@ -319,6 +387,12 @@ int main(int argc, char **argv) {
   for (uint32_t *q : extra) {
     CUDA_CHECK(cudaFree(q));
   }
+  for (auto &io : kept) {
+    for (uint32_t *q : io) {
+      CUDA_CHECK(cudaFree(q));
+    }
+  }
+  CUDA_CHECK(cudaFree(firstBad));
   freeBuffers(s, buf);
   CUDA_CHECK(cudaStreamDestroy(stream));
   return report.finish();
