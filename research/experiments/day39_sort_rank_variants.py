@@ -10,6 +10,13 @@ OUTDIR/sort-V.cu for V in:
            (and.b32, setp.ne.u32, vote.ballot.sync.b32, @!p not.b32: cub/util_ptx.cuh,
            warp_matcher_t, CUDA 13.0 toolkit, read 2026-12-02), which nvcc compiles to about 4
   match    peers by __match_any_sync, the leader's add an atomicAdd (the lesson before 2026-12-02)
+  ptx-full, ptx-nofloat, ptx-full-nofloat: upper bounds, right only where the tuning run uses
+           them (onesweep, unsigned keys, n a multiple of the tile: MIN_N >= the tile, and a tile
+           that divides it): `full` takes every tile as full (valid a constant, no per-item tests,
+           eight ballots, not nine: no "no key" lanes), what a full-tile path would save;
+           `nofloat` takes the digit from the raw bits (no runtime isFloat select), what isFloat
+           as a template parameter would save. The one blocks and the ladder rows are wrong in
+           them: do not run them.
 The records of 2026-12-02 (day39_sort_tuning-rank-variants-*) were made by this script's first
 version, against the lesson of then (match); its variants ballots and rmw are the lesson now.
 Exit 2 if the lesson's lines it edits are not there exactly once.
@@ -31,6 +38,20 @@ PTX = """    unsigned int set;
 """
 CALL = "    unsigned int peers = matchDigit(d);\n"
 MATCH = "    unsigned int peers = __match_any_sync(kFullMask, d);\n"
+FULL = [  # (the lesson's text, the full-tile upper bound's)
+    ("  const unsigned int valid = unsigned(n - first < size_t(kTileKeys) ? n - first : kTileKeys);\n",
+     "  constexpr unsigned int valid = kTileKeys; // tuning only: every tile full\n"),
+    ("    bool in = warp * kKeys * kWarp + j * kWarp + lane < valid;\n", "    bool in = true;\n"),
+    ("    if (warp * kKeys * kWarp + j * kWarp + lane < valid) {\n      atomicAdd(",
+     "    if (true) {\n      atomicAdd("),
+    ("  for (int bit = 0; bit < 9; ++bit) {\n", "  for (int bit = 0; bit < 8; ++bit) {\n"),
+    ("    if (warp * kKeys * kWarp + j * kWarp + lane < valid) {\n      stage[pos[j]] = k[j];",
+     "    if (true) {\n      stage[pos[j]] = k[j];"),
+    ("    if (i < valid) {\n      uint32_t key = stage[i];", "    if (true) {\n      uint32_t key = stage[i];"),
+    ("    k[j] = i < valid ? src[first + i] : 0u;\n", "    k[j] = src[first + i];\n"),
+]
+NOFLOAT = [("  return (orderedBits(key, isFloat) >> shift) & ((1u << bits) - 1u);\n",
+            "  return (key >> shift) & ((1u << bits) - 1u); // tuning only: unsigned keys\n")]
 ADD = "      placed = hist[d];\n      hist[d] = placed + __popc(peers);\n"
 ATOMIC = "      placed = atomicAdd(&hist[d], __popc(peers));\n"
 
@@ -40,14 +61,23 @@ def main():
         print("usage: day39_sort_rank_variants.py OUTDIR", file=sys.stderr)
         return 2
     src = open(LESSON, encoding="utf-8").read()
-    for text in (BALLOT, CALL, ADD):
+    for text in [BALLOT, CALL, ADD] + [a for a, _ in FULL + NOFLOAT]:
         if src.count(text) != 1:
             print(f"error: the lesson's lines {text.strip()!r} are not there exactly once",
                   file=sys.stderr)
             return 2
+    def edit(text, pairs):
+        for a, b in pairs:
+            text = text.replace(a, b)
+        return text
+
+    ptx = src.replace(BALLOT, PTX)
     variants = {
         "lesson": src,
-        "ptx": src.replace(BALLOT, PTX),
+        "ptx": ptx,
+        "ptx-full": edit(ptx, FULL),
+        "ptx-nofloat": edit(ptx, NOFLOAT),
+        "ptx-full-nofloat": edit(ptx, FULL + NOFLOAT),
         "match": src.replace(CALL, MATCH).replace(ADD, ATOMIC),
     }
     os.makedirs(sys.argv[1], exist_ok=True)
