@@ -88,12 +88,19 @@ constexpr double kFloorBytesPairs = 68.0; // + the values, read and written once
 // 2026-12-02): ONE block, the smallest that holds n (256 x 4 keys up to 1024, 256 x 8 up to 2048,
 // 512 x 8 up to kOneBlockMax: a pass is a chain of steps per key a thread, so fewer is sooner);
 // then onesweep on the ladder's 256 x 8 tiles up to kSmallSweepMax (more tiles, so more SMs busy);
-// then onesweep on kBestThreads x kBestKeys tiles (fewer, longer scatter runs). CUB 3.0.1's sm_90
-// tile, 384 x 20, measured 2-3 % slower than 256 x 16 at 2^24 and 2^28.
+// then onesweep on kBestThreads x kBestKeys tiles (fewer, longer scatter runs): CUB 3.0.1's sm_90
+// tile, 384 x 20, which with the C++ ballots was 2-3 % slower than 256 x 16 at 2^24 and 2^28, and
+// with matchDigit's PTX ballots is 10 % faster (0.80x of CUB against 0.72x at 2^28:
+// research/experiments/day39_sort_tuning-upper-bounds-2026-12-02-h200.txt, `ptx`). 256 x 8 is
+// faster up to 2^18 and 384 x 20 from 2^19 (day39_sort_tuning-small-sweep-2026-12-02-h200.txt).
+// Pairs keep 256 x 16 (kBestPairs*): a value a key more in registers, and 384 x 20 ran 6 % slower
+// at 2^27 and 2^28 (the same record).
 constexpr size_t kOneBlockMax = 4096;
-constexpr size_t kSmallSweepMax = size_t(1) << 19; // 2^19: 256 x 8 and 256 x 16 tie
-constexpr int kBestThreads = 256;
-constexpr int kBestKeys = 16;
+constexpr size_t kSmallSweepMax = size_t(1) << 18;
+constexpr int kBestThreads = 384;
+constexpr int kBestKeys = 20;
+constexpr int kBestPairsThreads = 256;
+constexpr int kBestPairsKeys = 16;
 
 __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
@@ -384,19 +391,29 @@ __device__ void countTile(const uint32_t (&k)[kKeys], unsigned int valid, int sh
 }
 
 // The lanes of the warp whose d equals this lane's d (0..256: a digit, or 256 for "no key"): nine
-// __ballot_sync, one a bit of d, each keeping the lanes that agree on that bit. It is what
+// ballots, one a bit of d, each keeping the lanes that agree on that bit. It is what
 // __match_any_sync(kFullMask, d) returns, and faster: CUB 3.0.1 ranks its 8-bit digits the same way
 // (cub/util_ptx.cuh, warp_matcher_t: "match.any.sync.b32 is slower when matching a few bits";
-// read in the CUDA 13.0 toolkit, 2026-12-02), and on the H200 onesweep's 256 x 16 tiles went from
-// 12.40 to 9.17 ms at 2^28 keys (research/experiments/day39_sort_tuning-rank-variants-*). Every
-// lane of the warp calls it.
-// Needs: kFullMask
+// read in the CUDA 13.0 toolkit, 2026-12-02). In C++ a step is
+//     unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
+//     peers &= (d >> bit) & 1u ? set : ~set;
+// which nvcc 13.0 compiles to about twice the SASS instructions of the same step written as CUB
+// writes it, four PTX instructions (the bit, a predicate, the vote, a `not` where the bit is 0),
+// in every spelling tried. On the H200 onesweep's 256 x 16 tiles took 12.40 ms at 2^28 keys with
+// __match_any_sync, 9.09 with the C++ ballots, 8.80 with these
+// (research/experiments/day39_sort_tuning-rank-variants-*, -ptx-*). Every lane of the warp calls it
+// (the vote names all 32), and every lane uses `peers` after it, so the compiler cannot sink a vote
+// into a branch (a plain asm, as CUB's). sm_70+. Needs: kFullMask
 __device__ inline unsigned int matchDigit(unsigned int d) {
   unsigned int peers = kFullMask;
 #pragma unroll
   for (int bit = 0; bit < 9; ++bit) {
-    unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
-    peers &= (d >> bit) & 1u ? set : ~set;
+    unsigned int set; // the lanes whose bit `bit` of d equals this lane's
+    asm("{\n .reg .pred p;\n and.b32 %0, %1, %2;\n setp.ne.u32 p, %0, 0;\n"
+        " vote.ballot.sync.b32 %0, p, %3;\n @!p not.b32 %0, %0;\n}"
+        : "=r"(set)
+        : "r"(d), "r"(1u << bit), "n"(kFullMask));
+    peers &= set;
   }
   return peers;
 }
@@ -588,7 +605,9 @@ __device__ inline unsigned int readWord(unsigned int *word) {
 // the tiles before it - adding aggregates until it meets an inclusive count, by now most likely
 // published - publish its own inclusive count, and so know where its keys of the digit go: the
 // digit's start (digitStarts, from the up-front counts) + the keys of that digit in the tiles
-// before. Then the keys go out from shared memory (coalesced runs). kPairs: the values
+// before. Then the keys go out from shared memory (coalesced runs). kFloat: float keys (digits of
+// orderedBits), a template parameter so that no digit of a key pays a runtime select (5 % at 2^28
+// on 384 x 20 tiles: the upper-bounds record's `ptx-nofloat`). kPairs: the values
 // (valsIn[i] belongs to keysIn[i]) go where their keys go.
 // No memset a pass: the four passes take turns with two counters and two sets of words; a pass
 // zeroes the other set's words of its own tile and the other counter, which the pass before it
@@ -596,20 +615,23 @@ __device__ inline unsigned int readWord(unsigned int *word) {
 // Assumes: blockDim.x == kThreads, grid = ceil(n / (kThreads x kKeys)) blocks; *tileCounter == 0
 // and status (one word a digit a tile: grid x 256) 0 at launch; keysIn != keysOut, valsIn !=
 // valsOut; nextCounter, nextStatus: the next pass's (zeroed here).
-// Launch: sortPassOneSweep<256, 8, false><<<(n + 2047) / 2048, 256>>>(keys, sorted, nullptr,
-//   nullptr, n, 0, false, counter, status, counter + 1, status2, starts)
+// Launch: sortPassOneSweep<256, 8, false, false><<<(n + 2047) / 2048, 256>>>(keys, sorted, nullptr,
+//   nullptr, n, 0, counter, status, counter + 1, status2, starts)
 // Needs: kWarp, kFullMask, kBins, kAggregate, kInclusive, kCountMask, loadStriped, countTile,
 //   rankCounted, matchDigit, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, publish,
 //   readWord, DELAY_BEFORE_PUBLISH, <cuda/atomic>, <cstdint>
 // ptx: atom
-template <int kThreads, int kKeys, bool kPairs>
+template <int kThreads, int kKeys, bool kPairs, bool kFloat>
 __global__ void __launch_bounds__(kThreads)
     sortPassOneSweep(const uint32_t *__restrict__ keysIn, uint32_t *__restrict__ keysOut,
                      const uint32_t *__restrict__ valsIn, uint32_t *__restrict__ valsOut, size_t n,
-                     int shift, bool isFloat, unsigned int *tileCounter, unsigned int *status,
+                     int shift, unsigned int *tileCounter, unsigned int *status,
                      unsigned int *nextCounter, unsigned int *nextStatus,
                      const unsigned int *digitStarts) {
   constexpr int kTileKeys = kThreads * kKeys;
+  static_assert(4 * (kThreads / kWarp * kBins + 3 * kBins + kThreads / kWarp + kTileKeys + 1) <=
+                    48 * 1024,
+                "a block's static shared memory is at most 48 KiB");
   __shared__ unsigned int warpHist[kThreads / kWarp * kBins];
   __shared__ unsigned int digitCount[kBins], digitStart[kBins], digitBase[kBins];
   __shared__ unsigned int warpTotals[kThreads / kWarp];
@@ -634,7 +656,7 @@ __global__ void __launch_bounds__(kThreads)
   if (tile == 0 && threadIdx.x == 0) {
     *nextCounter = 0; // every block of the pass before this one drew from it, and has finished
   }
-  countTile<kThreads, kKeys>(k, valid, shift, isFloat, warpHist, digitCount);
+  countTile<kThreads, kKeys>(k, valid, shift, kFloat, warpHist, digitCount);
   if (threadIdx.x == 0) {
     DELAY_BEFORE_PUBLISH(tile);
   }
@@ -642,7 +664,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int d = threadIdx.x; d < kBins; d += kThreads) { // at once: a successor needs only this
     publish(status + size_t(tile) * kBins + d, tile == 0 ? kInclusive : kAggregate, digitCount[d]);
   }
-  rankCounted<kThreads, kKeys>(k, pos, valid, shift, isFloat, warpHist, digitCount, digitStart,
+  rankCounted<kThreads, kKeys>(k, pos, valid, shift, kFloat, warpHist, digitCount, digitStart,
                                warpTotals);
   const unsigned int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
 #pragma unroll
@@ -674,7 +696,7 @@ __global__ void __launch_bounds__(kThreads)
     unsigned int i = threadIdx.x + m * kThreads;
     if (i < valid) {
       uint32_t key = stage[i];
-      dest[m] = digitBase[digitOf(key, shift, 8, isFloat)] + i;
+      dest[m] = digitBase[digitOf(key, shift, 8, kFloat)] + i;
       keysOut[dest[m]] = key;
     }
   }
@@ -711,19 +733,19 @@ __host__ __device__ constexpr size_t oneBlockBytes(int threads, int keys) {
 // best, small n: ONE block sorts all of in[0, n) in shared memory: the keys stay in registers
 // (warp-striped), and each of the four passes ranks them (countTile, rankCounted), places them in
 // shared memory in digit order and reads them back striped. No counts in global memory, no scan
-// kernel, no status words: one launch, one read, one write. kPairs: values follow their keys.
+// kernel, no status words: one launch, one read, one write. kPairs: values follow their keys;
+// kFloat: float keys, as in sortPassOneSweep.
 // Assumes: <<<1, kThreads, oneBlockBytes(kThreads, kKeys)>>> (dynamic shared memory: the warp
 // counters, the digits' counts and starts, the scan's warp totals, the stage), n <= kThreads x
 // kKeys.
-// Launch: sortOneBlock<512, 8, false><<<1, 512, oneBlockBytes(512, 8)>>>(keys, sorted, nullptr,
-//   nullptr, n, false); with n = 4096
+// Launch: sortOneBlock<512, 8, false, false><<<1, 512, oneBlockBytes(512, 8)>>>(keys, sorted,
+//   nullptr, nullptr, n); with n = 4096
 // Needs: kWarp, kFullMask, kBins, kDigitPasses, oneBlockBytes, loadStriped, countTile, rankCounted,
 //   matchDigit, digitOf, orderedBits, blockExclusiveScan, warpInclusiveScan, <cstdint>
-template <int kThreads, int kKeys, bool kPairs>
+template <int kThreads, int kKeys, bool kPairs, bool kFloat>
 __global__ void __launch_bounds__(kThreads)
     sortOneBlock(const uint32_t *__restrict__ keysIn, uint32_t *__restrict__ keysOut,
-                 const uint32_t *__restrict__ valsIn, uint32_t *__restrict__ valsOut, size_t n,
-                 bool isFloat) {
+                 const uint32_t *__restrict__ valsIn, uint32_t *__restrict__ valsOut, size_t n) {
   extern __shared__ unsigned int oneBlockShared[]; // oneBlockBytes(kThreads, kKeys) bytes
   unsigned int *warpHist = oneBlockShared;         // kThreads / 32 x 256
   unsigned int *digitCount = warpHist + kThreads / kWarp * kBins, *digitStart = digitCount + kBins;
@@ -737,8 +759,8 @@ __global__ void __launch_bounds__(kThreads)
     loadStriped(valsIn, 0, valid, v);
   }
   for (int p = 0; p < kDigitPasses; ++p) {
-    countTile<kThreads, kKeys>(k, valid, 8 * p, isFloat, warpHist, digitCount);
-    rankCounted<kThreads, kKeys>(k, pos, valid, 8 * p, isFloat, warpHist, digitCount, digitStart,
+    countTile<kThreads, kKeys>(k, valid, 8 * p, kFloat, warpHist, digitCount);
+    rankCounted<kThreads, kKeys>(k, pos, valid, 8 * p, kFloat, warpHist, digitCount, digitStart,
                                  warpTotals);
     for (int pass = 0; pass < (kPairs ? 2 : 1); ++pass) { // the keys, then the values
 #pragma unroll
@@ -1107,9 +1129,11 @@ static void oneSweep(const Call &c, bool isFloat) {
     uint32_t *vdst = p % 2 == 0 ? c.s.tmpVals : c.valsOut;
     unsigned int *status = c.s.status + (p % 2) * c.s.statusWords;
     unsigned int *next = c.s.status + ((p + 1) % 2) * c.s.statusWords;
-    sortPassOneSweep<kThreads, kKeys, kPairs><<<tiles, kThreads, 0, c.stream>>>(
-        passSource(c, p), passTarget(c, p), vsrc, vdst, c.n, 8 * p, isFloat, c.s.counters + p % 2,
-        status, c.s.counters + (p + 1) % 2, next, c.s.digitStarts + p * kBins);
+    auto pass = isFloat ? sortPassOneSweep<kThreads, kKeys, kPairs, true>
+                        : sortPassOneSweep<kThreads, kKeys, kPairs, false>;
+    pass<<<tiles, kThreads, 0, c.stream>>>(
+        passSource(c, p), passTarget(c, p), vsrc, vdst, c.n, 8 * p, c.s.counters + p % 2, status,
+        c.s.counters + (p + 1) % 2, next, c.s.digitStarts + p * kBins);
     if (p + 1 < kDigitPasses) {
       CUDA_CHECK(cudaGetLastError());
     }
@@ -1119,11 +1143,14 @@ static void launchOneSweep(const Call &c) {
   oneSweep<kBlock, kItems, false>(c, false);
 }
 // best: ONE block up to kOneBlockMax keys, the smallest that holds n; onesweep on 256 x 8 tiles up
-// to kSmallSweepMax; above, onesweep on kBestThreads x kBestKeys tiles.
+// to kSmallSweepMax; above, onesweep on kBestThreads x kBestKeys tiles (pairs: kBestPairsThreads x
+// kBestPairsKeys).
 template <int kThreads, int kKeys, bool kPairs>
 static void oneBlock(const Call &c, bool isFloat) {
-  sortOneBlock<kThreads, kKeys, kPairs><<<1, kThreads, oneBlockBytes(kThreads, kKeys), c.stream>>>(
-      c.keysIn, c.keysOut, c.valsIn, c.valsOut, c.n, isFloat);
+  auto sort = isFloat ? sortOneBlock<kThreads, kKeys, kPairs, true>
+                      : sortOneBlock<kThreads, kKeys, kPairs, false>;
+  sort<<<1, kThreads, oneBlockBytes(kThreads, kKeys), c.stream>>>(c.keysIn, c.keysOut, c.valsIn,
+                                                                  c.valsOut, c.n);
 }
 template <bool kPairs>
 static void best(const Call &c, bool isFloat) {
@@ -1135,8 +1162,10 @@ static void best(const Call &c, bool isFloat) {
     oneBlock<512, 8, kPairs>(c, isFloat);
   } else if (c.n <= kSmallSweepMax) {
     oneSweep<kBlock, kItems, kPairs>(c, isFloat);
+  } else if constexpr (kPairs) {
+    oneSweep<kBestPairsThreads, kBestPairsKeys, true>(c, isFloat);
   } else {
-    oneSweep<kBestThreads, kBestKeys, kPairs>(c, isFloat);
+    oneSweep<kBestThreads, kBestKeys, false>(c, isFloat);
   }
 }
 static void launchBest(const Call &c) {
@@ -1602,11 +1631,12 @@ static void printSetup(const Options &o, const Setup &s) {
   std::printf(
       "keys: %s, seed %zu; float keys: random bits + -0, +0, -inf, +inf, -NaN, +NaN; "
       "values: indices\nladder: %d threads x %d keys a tile, chunks <= %d; onesweep "
-      "tiles %d x %d; best: one block up to n = %zu, onesweep %d x %d up to %zu, else %d x %d\n"
+      "tiles %d x %d; best: one block up to n = %zu, onesweep %d x %d up to %zu, else %d x %d "
+      "(pairs %d x %d)\n"
       "CUB %d.%d.%d: cub::DeviceRadixSort, %zu bytes of temporary storage\n",
       inputs[int(o.input)], o.seed, kBlock, kItems, kMaxChunks, kBlock, kItems, kOneBlockMax,
-      kBlock, kItems, kSmallSweepMax, kBestThreads, kBestKeys, CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
-      CUB_SUBMINOR_VERSION, s.cubTempBytes);
+      kBlock, kItems, kSmallSweepMax, kBestThreads, kBestKeys, kBestPairsThreads, kBestPairsKeys,
+      CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, s.cubTempBytes);
 }
 
 int main(int argc, char **argv) {

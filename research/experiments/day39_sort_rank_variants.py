@@ -4,21 +4,21 @@
     python3 research/experiments/day39_sort_rank_variants.py OUTDIR
 
 OUTDIR/sort-V.cu for V in:
-  lesson   the lesson as it is: matchDigit's nine __ballot_sync a key in C++ (nvcc 13.0 compiles a
-           ballot bit of it to 8 SASS instructions), the leader's add a plain read and write
-  ptx      each ballot bit written as CUB 3.0.1's matcher writes it, four PTX instructions
-           (and.b32, setp.ne.u32, vote.ballot.sync.b32, @!p not.b32: cub/util_ptx.cuh,
-           warp_matcher_t, CUDA 13.0 toolkit, read 2026-12-02), which nvcc compiles to about 4
+  lesson   the lesson as it is: matchDigit's nine ballots each in CUB 3.0.1's four PTX
+           instructions (and.b32, setp.ne.u32, vote.ballot.sync.b32, @!p not.b32:
+           cub/util_ptx.cuh, warp_matcher_t, CUDA 13.0 toolkit, read 2026-12-02), the leader's
+           add a plain read and write, kFloat a template parameter
+  cxx      each ballot bit in C++, __ballot_sync and a select (nvcc 13.0: 8 SASS instructions a
+           bit; the lesson until session 9)
   match    peers by __match_any_sync, the leader's add an atomicAdd (the lesson before 2026-12-02)
-  ptx-full, ptx-nofloat, ptx-full-nofloat: upper bounds, right only where the tuning run uses
-           them (onesweep, unsigned keys, n a multiple of the tile: MIN_N >= the tile, and a tile
-           that divides it): `full` takes every tile as full (valid a constant, no per-item tests,
-           eight ballots, not nine: no "no key" lanes), what a full-tile path would save;
-           `nofloat` takes the digit from the raw bits (no runtime isFloat select), what isFloat
-           as a template parameter would save. The one blocks and the ladder rows are wrong in
-           them: do not run them.
-The records of 2026-12-02 (day39_sort_tuning-rank-variants-*) were made by this script's first
-version, against the lesson of then (match); its variants ballots and rmw are the lesson now.
+  full     an upper bound, right only where the tuning run uses it (onesweep, n a multiple of the
+           tile: MIN_N >= the tile, and a tile that divides it): every tile taken as full (valid a
+           constant, no per-item tests, eight ballots, not nine: no "no key" lanes), what a
+           full-tile path would save. The one blocks and the ladder rows are wrong in it.
+The records of 2026-12-02: -rank-variants- by this script's first version against the lesson of
+then (match); -ptx- and -upper-bounds- by its second, against the lesson with C++ ballots and a
+runtime isFloat (its variants ptx, ptx-nofloat, ptx-full, ptx-full-nofloat: the lesson now is ptx
+with nofloat's effect for unsigned keys; git history has that version).
 Exit 2 if the lesson's lines it edits are not there exactly once.
 """
 import os
@@ -26,15 +26,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LESSON = os.path.join(HERE, "..", "..", "code", "day39-sort", "sort.cu")
-BALLOT = """    unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
-    peers &= (d >> bit) & 1u ? set : ~set;
-"""
-PTX = """    unsigned int set;
+BALLOT = """    unsigned int set; // the lanes whose bit `bit` of d equals this lane's
     asm("{\\n .reg .pred p;\\n and.b32 %0, %1, %2;\\n setp.ne.u32 p, %0, 0;\\n"
-        " vote.ballot.sync.b32 %0, p, 0xffffffff;\\n @!p not.b32 %0, %0;\\n}"
+        " vote.ballot.sync.b32 %0, p, %3;\\n @!p not.b32 %0, %0;\\n}"
         : "=r"(set)
-        : "r"(d), "r"(1u << bit));
+        : "r"(d), "r"(1u << bit), "n"(kFullMask));
     peers &= set;
+"""
+CXX = """    unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
+    peers &= (d >> bit) & 1u ? set : ~set;
 """
 CALL = "    unsigned int peers = matchDigit(d);\n"
 MATCH = "    unsigned int peers = __match_any_sync(kFullMask, d);\n"
@@ -50,8 +50,6 @@ FULL = [  # (the lesson's text, the full-tile upper bound's)
     ("    if (i < valid) {\n      uint32_t key = stage[i];", "    if (true) {\n      uint32_t key = stage[i];"),
     ("    k[j] = i < valid ? src[first + i] : 0u;\n", "    k[j] = src[first + i];\n"),
 ]
-NOFLOAT = [("  return (orderedBits(key, isFloat) >> shift) & ((1u << bits) - 1u);\n",
-            "  return (key >> shift) & ((1u << bits) - 1u); // tuning only: unsigned keys\n")]
 ADD = "      placed = hist[d];\n      hist[d] = placed + __popc(peers);\n"
 ATOMIC = "      placed = atomicAdd(&hist[d], __popc(peers));\n"
 
@@ -61,7 +59,7 @@ def main():
         print("usage: day39_sort_rank_variants.py OUTDIR", file=sys.stderr)
         return 2
     src = open(LESSON, encoding="utf-8").read()
-    for text in [BALLOT, CALL, ADD] + [a for a, _ in FULL + NOFLOAT]:
+    for text in [BALLOT, CALL, ADD] + [a for a, _ in FULL]:
         if src.count(text) != 1:
             print(f"error: the lesson's lines {text.strip()!r} are not there exactly once",
                   file=sys.stderr)
@@ -71,14 +69,11 @@ def main():
             text = text.replace(a, b)
         return text
 
-    ptx = src.replace(BALLOT, PTX)
     variants = {
         "lesson": src,
-        "ptx": ptx,
-        "ptx-full": edit(ptx, FULL),
-        "ptx-nofloat": edit(ptx, NOFLOAT),
-        "ptx-full-nofloat": edit(ptx, FULL + NOFLOAT),
+        "cxx": src.replace(BALLOT, CXX),
         "match": src.replace(CALL, MATCH).replace(ADD, ATOMIC),
+        "full": edit(src, FULL),
     }
     os.makedirs(sys.argv[1], exist_ok=True)
     for name, text in variants.items():

@@ -52,10 +52,10 @@ int main(int argc, char **argv) {
   Rings g = allocateBuffers(s, b);
   // The one blocks above 48 KiB of shared memory: the device's opt-in (an H200 gives 227 KiB).
   for (auto [f, bytes] :
-       {std::pair{(const void *)sortOneBlock<1024, 4, false>, oneBlockBytes(1024, 4)},
-        std::pair{(const void *)sortOneBlock<1024, 8, false>, oneBlockBytes(1024, 8)},
-        std::pair{(const void *)sortOneBlock<512, 16, false>, oneBlockBytes(512, 16)},
-        std::pair{(const void *)sortOneBlock<1024, 16, false>, oneBlockBytes(1024, 16)}}) {
+       {std::pair{(const void *)sortOneBlock<1024, 4, false, false>, oneBlockBytes(1024, 4)},
+        std::pair{(const void *)sortOneBlock<1024, 8, false, false>, oneBlockBytes(1024, 8)},
+        std::pair{(const void *)sortOneBlock<512, 16, false, false>, oneBlockBytes(512, 16)},
+        std::pair{(const void *)sortOneBlock<1024, 16, false, false>, oneBlockBytes(1024, 16)}}) {
     CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
   }
   uint32_t *in = g.keys, *out = g.keysOut, *sorted = b.p[Buffers::SortedKeys];

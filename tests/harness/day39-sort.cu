@@ -6,7 +6,7 @@
 //
 // The matrix: harness::sizes (the full list, or --quick's) up to --max-n, plus the sort's own edges
 // (each size where best or a tile changes shape - 1024, a ladder tile, kOneBlockMax, best's
-// onesweep tile, kSmallSweepMax - minus 1, exactly, plus 1, twice minus 1, three times plus 5;
+// onesweep tiles, kSmallSweepMax - minus 1, exactly, plus 1, twice minus 1, three times plus 5;
 // 1000003, which no tile divides); the unsigned inputs random, low entropy (keys & 0xF), all equal,
 // sorted and reverse sorted, each for every unsigned row and the pairs rows, and the float keys
 // (random bits with -0.0, +0.0, -inf, +inf, -NaN, +NaN) for the float rows; best forced onto each
@@ -15,7 +15,7 @@
 // Poisoned guard words before each output (64) and after it (n + 64Ki). Then at n = 1027 and 65537
 // (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a batch) and the check
 // reads what the last timed call wrote. Then the one-kernel-a-pass rows (the onesweep row, best's
-// onesweep paths: keys and floats on 256 x 16 tiles, pairs on 256 x 8 and 256 x 16) run --reps
+// onesweep paths: keys and floats on 384 x 20 tiles, pairs on 256 x 8 and 256 x 16) run --reps
 // times back to back at 65537, ALTERNATING two inputs: the first launch of each input checked
 // whole, every later one compared word for word (guards included) with that checked output on the
 // device; a status word or counter left stale by the call before gives a wrong place, which the
@@ -133,9 +133,10 @@ int main(int argc, char **argv) {
   variants.push_back({"best float: onesweep", Row::BestFloats,
                       [](const Call &c) { oneSweep<kBestThreads, kBestKeys, false>(c, true); },
                       kMaxN, size_t(kBestThreads) * kBestKeys});
-  variants.push_back({"best pairs: onesweep", Row::BestPairs,
-                      [](const Call &c) { oneSweep<kBestThreads, kBestKeys, true>(c, false); },
-                      kMaxN, size_t(kBestThreads) * kBestKeys});
+  variants.push_back(
+      {"best pairs: onesweep", Row::BestPairs,
+       [](const Call &c) { oneSweep<kBestPairsThreads, kBestPairsKeys, true>(c, false); }, kMaxN,
+       size_t(kBestPairsThreads) * kBestPairsKeys});
   const char *inputNames[] = {"random", "low entropy", "all equal", "sorted", "reverse sorted"};
 
   harness::Report report;
@@ -208,7 +209,7 @@ int main(int argc, char **argv) {
   std::vector<size_t> sizes = harness::sizes(o);
   sizes.push_back(0);
   for (size_t tile : {size_t(1024), size_t(kTile), kOneBlockMax, size_t(kBestThreads) * kBestKeys,
-                      kSmallSweepMax}) {
+                      size_t(kBestPairsThreads) * kBestPairsKeys, kSmallSweepMax}) {
     for (size_t n : {tile - 1, tile, tile + 1, 2 * tile - 1, 3 * tile + 5}) {
       if (n <= o.maxN && (!o.quick || n == tile || n == tile + 1)) {
         sizes.push_back(n);
