@@ -17,10 +17,18 @@
 #               captured) only with REDUCTION_CAPTURE set and is skipped, with that reason, otherwise
 #
 # GPU tests skip (exit 77, reason printed) where no CUDA device is present. Lesson runs that time
-# (no --tool) are RUN_SERIAL: `ctest -L gpu -j 8` runs the sanitizer and harness tests side by side
-# but never beside a timed run. With REDUCTION_CAPTURE=DIR in the environment each test also writes
-# its transcript (tools/gpu_test.sh): the GPU tests and the evidence are one pass.
+# (no --tool) take the resource lock `gpu-timed`: one at a time, so that two runs of 16 GiB never
+# share a smaller card, and first (COST 1000), since one after another they are the longest chain
+# of the pass; the sanitizer and harness runs (COST 100: the longest of the rest) go beside them. Their checks are exact, so sharing the
+# GPU changes no verdict, only the times printed. A build for the evidence, configured with
+# REDUCTION_CAPTURE set (or -DREDUCTION_SERIAL_TIMING=ON), makes each timed run RUN_SERIAL instead:
+# it has the GPU to itself. With REDUCTION_CAPTURE=DIR in ctest's environment each test also writes
+# its transcript (tools/gpu_test.sh, which refuses a build not configured so): one pass gives the
+# GPU tests and the evidence.
 set(REDUCTION_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
+if(DEFINED ENV{REDUCTION_CAPTURE}) # read at every configure, so a cached OFF never sticks
+  set(REDUCTION_SERIAL_TIMING ON)
+endif()
 
 function(reduction_day)
   cmake_parse_arguments(D "" "TARGET;SOURCE" "" ${ARGN})
@@ -91,10 +99,12 @@ function(reduction_day)
       set(how run)
     endif()
     add_test(NAME ${day}.gpu.${mode} COMMAND ${runner} ${how} ${dir} ${mode} ${kind} ${exe} ${words})
-    set_tests_properties(${day}.gpu.${mode} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
-    if(kind STREQUAL lesson AND NOT tool)
-      # A run that prints timings has the GPU to itself, also under ctest -j.
+    set_tests_properties(${day}.gpu.${mode} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 COST 100
+      ENVIRONMENT REDUCTION_SERIAL_TIMING=$<BOOL:${REDUCTION_SERIAL_TIMING}>)
+    if(kind STREQUAL lesson AND NOT tool AND REDUCTION_SERIAL_TIMING)
       set_tests_properties(${day}.gpu.${mode} PROPERTIES RUN_SERIAL TRUE)
+    elseif(kind STREQUAL lesson AND NOT tool)
+      set_tests_properties(${day}.gpu.${mode} PROPERTIES RESOURCE_LOCK gpu-timed COST 1000)
     endif()
   endforeach()
 endfunction()

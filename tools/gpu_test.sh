@@ -15,9 +15,17 @@
 # With REDUCTION_CAPTURE=DIR set, the same run is made through tools/capture.py instead (built with
 # the README line for REDUCTION_CAPTURE_ARCH, default sm_90), which also writes its transcript to
 # DIR/<day>/: one pass gives both the test verdict and the evidence (a run that fails is printed,
-# not written, but for the race exhibit, whose flagged hazard is the record).
+# not written, but for the race exhibit, whose flagged hazard is the record). It needs a build
+# configured for capture (REDUCTION_SERIAL_TIMING=1 from cmake/Days.cmake: its timed runs are
+# RUN_SERIAL); in any other build REDUCTION_CAPTURE is refused, before anything runs, with exit 1.
 set -u
 how=$1 day_dir=$2 mode=$3 kind=$4; shift 4
+if [ -n "${REDUCTION_CAPTURE:-}" ] && [ "${REDUCTION_SERIAL_TIMING:-}" != 1 ]; then
+  echo "FAILED: REDUCTION_CAPTURE is set but this build was configured without it, so its timed" \
+       "runs may share the GPU; configure again with it set (REDUCTION_CAPTURE=DIR cmake -S . -B" \
+       "build, or -DREDUCTION_SERIAL_TIMING=ON), then run ctest"
+  exit 1
+fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "SKIPPED: no CUDA device on this machine (nvidia-smi lists no GPU); this test runs on a GPU runner"
   exit 77

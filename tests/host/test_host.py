@@ -4,10 +4,10 @@ with the expected lines (CTest: host.pytest; the cases marked gpu: gpu.pytest).
 
 A case is (id, exit code, command, regex...): the command runs from the repository root and must
 exit with that code, and every regex must match a line of its output. A tool name first in the
-command means `python3 tools/NAME.py`; exit code 2 (bad usage) also needs exactly one line, on
-stderr, and nothing on stdout. A command that exits 77 was skipped (its `SKIPPED:` line is the
-reason), and so is the case. `{tmp}` is a fresh directory; a case with absent=NAME also fails if
-the command wrote {tmp}/NAME.
+command means `python3 tools/NAME.py` (NAME.sh: `bash tools/NAME.sh`); exit code 2 (bad usage)
+also needs exactly one line, on stderr, and nothing on stdout. A command that exits 77 was skipped
+(its `SKIPPED:` line is the reason), and so is the case. `{tmp}` is a fresh directory; a case with
+absent=NAME also fails if the command wrote {tmp}/NAME; env={...} adds to its environment.
 """
 import glob
 import os
@@ -62,8 +62,8 @@ def test_workflows():
     assert p.returncode == 0, p.stdout + p.stderr
 
 
-def case(id, code, command, *want, path=None, absent=None, gpu=False):
-    return pytest.param(code, command, want, path, absent, id=id,
+def case(id, code, command, *want, path=None, absent=None, env=None, gpu=False):
+    return pytest.param(code, command, want, path, absent, env, id=id,
                         marks=[pytest.mark.gpu] if gpu else [])
 
 
@@ -244,6 +244,11 @@ CASES = [
                                   "code/day24-reduction", "oneliner"],
          r"fake nvcc: refuses to compile", r"capture: build failed or warned: nvcc ",
          path=f"{F}/fake-nvcc"),
+    # a capture in a build whose timed runs may share the GPU is refused before anything runs
+    case("gpu_test.capture_unconfigured", 1, ["gpu_test.sh", "run", "code/day24-reduction",
+                                              "default", "lesson", "true"],
+         r"^FAILED: REDUCTION_CAPTURE is set but this build was configured without it",
+         env={"REDUCTION_CAPTURE": "{tmp}", "REDUCTION_SERIAL_TIMING": "0"}),
     case("capture.no_gpu", 1, ["capture", "--out-dir", "{tmp}/evidence", "code/day24-reduction",
                                "default"],
          r"^capture: no CUDA device on this machine .*nothing built, run or written$",
@@ -284,14 +289,17 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("code, command, want, path, absent", CASES)
-def test_fixture(code, command, want, path, absent, tmp_path):
+@pytest.mark.parametrize("code, command, want, path, absent, env", CASES)
+def test_fixture(code, command, want, path, absent, env, tmp_path):
     if command[0] in ("clang-format", "actionlint"):
         command = tool(command[0]) + command[1:]
+    elif command[0].endswith(".sh"):
+        command = ["bash", f"tools/{command[0]}"] + command[1:]
     else:
         command = [sys.executable, f"tools/{command[0]}.py"] + command[1:]
-    env = dict(os.environ, PATH=os.path.join(ROOT, path) + os.pathsep + os.environ["PATH"]) \
-        if path else None
+    env = dict(os.environ, **{k: v.replace("{tmp}", str(tmp_path)) for k, v in (env or {}).items()})
+    if path:
+        env["PATH"] = os.path.join(ROOT, path) + os.pathsep + os.environ["PATH"]
     p = subprocess.run([w.replace("{tmp}", str(tmp_path)) for w in command], cwd=ROOT, env=env,
                        capture_output=True, text=True)
     out = p.stdout + p.stderr

@@ -1,0 +1,24 @@
+#!/bin/bash
+# Device side (not a test, not part of the module): issue 24's measurement of the README's test
+# command on the GPU machine, as a maintainer runs it: .ci/run from an empty build tree, in a venv
+# made offline from the carried wheels (host: `bash research/device/wheels.sh all`; the call
+# carries [".whl"]). CUDA 12.4 is not prepared (no network there: the compat test skips, saying
+# so). Writes $OUT/ctest.log as it runs (a call cut off at its limit still returns it): a header
+# line, then .ci/run's output verbatim, then its exit code and wall time; and $OUT/LastTest.log.
+set -u
+py=python3
+$py -c 'import venv, ensurepip' 2> /dev/null || py=/opt/torch/.venv/bin/python3
+grep -v '^matplotlib' tools/requirements.txt > /tmp/requirements-device.txt
+$py -m venv /tmp/v && /tmp/v/bin/python -m pip install -q --no-index --find-links .whl \
+  -r /tmp/requirements-device.txt > "$OUT/pip.txt" 2>&1
+rm -rf build
+log=$OUT/ctest.log
+echo "# $(date -u '+%F %T') UTC | $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" \
+     "| $(nproc) CPUs | $(git log -1 --format=%h) + working tree" > "$log"
+start=$(date +%s.%N)
+REDUCTION_CI_VENV=/tmp/v REDUCTION_CUDA12_PREPARE=0 PIP_NO_INDEX=1 PIP_FIND_LINKS=$PWD/.whl \
+  bash .ci/run >> "$log" 2>&1
+rc=$?
+echo "# .ci/run: exit code $rc, wall time $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s" >> "$log"
+cp build/Testing/Temporary/LastTest.log "$OUT/" 2> /dev/null
+exit $rc
