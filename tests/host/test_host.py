@@ -9,9 +9,11 @@ also needs exactly one line, on stderr, and nothing on stdout. A command that ex
 (its `SKIPPED:` line is the reason), and so is the case. `{tmp}` is a fresh directory; a case with
 absent=NAME also fails if the command wrote {tmp}/NAME; env={...} adds to its environment.
 """
+import concurrent.futures as cf
 import glob
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -287,6 +289,48 @@ CASES = [
          r"cell  8 \(kernel-run day90-fixture no-tail\): FAILED: CalledProcessError; RESULT: FAIL "
          r"\(2 of 2 checks failed\)", r"RESULT: FAIL \(1 of 6 code cells failed\)", gpu=True),
 ]
+
+
+def mutants_not_compiling(root, day, tmp):
+    """["DAY/MUTANT: nvcc's first error"] for each mutant of ROOT/tests/mutation/DAY.mutants
+    that applies to the lesson (its README build line's .cu) but fails nvcc's front end, `nvcc
+    -cuda` (host and device code parsed and checked, nothing generated: 2-6 s a file). The mutation
+    run compiles them only on a GPU machine, and `mutation.py --apply-only` checks only that each
+    applies; a lesson change that leaves a mutant naming what is no longer in scope shows here."""
+    from reduction import mutation, readme
+    words = shlex.split(readme.build_line(os.path.join(root, "code", day)))
+    lesson = os.path.join(root, next(w for w in words if w.endswith(".cu")))
+    original = open(lesson, encoding="utf-8").read()
+    flags = [w for w in words[1:] if w.startswith("-std=")] + ["-arch=sm_75", "-cuda"]
+
+    def front_end(m):
+        if original.count(m["find"]) != 1:
+            return None  # mutation.py --apply-only reports it
+        src = os.path.join(tmp, m["name"], os.path.basename(lesson))
+        os.makedirs(os.path.dirname(src))
+        open(src, "w", encoding="utf-8").write(original.replace(m["find"], m["replace"]))
+        p = subprocess.run([NVCC] + flags + ["-o", os.devnull, src], capture_output=True,
+                           text=True)
+        error = next((l for l in (p.stdout + p.stderr).splitlines() if "error" in l), "")
+        return f"{day}/{m['name']}: does not compile: {error.strip()}" if p.returncode else None
+
+    _, mutants = mutation.parse_mutants(os.path.join(root, "tests", "mutation", f"{day}.mutants"))
+    with cf.ThreadPoolExecutor(os.cpu_count()) as pool:
+        return [e for e in pool.map(front_end, mutants) if e]
+
+
+@pytest.mark.parametrize("day", [d for d in DAYS if os.path.exists(
+    f"{ROOT}/tests/mutation/{d}.mutants")] + ["fixture.no-compile"])
+def test_mutants_compile(day, tmp_path):
+    """Every mutant compiles (mutants_not_compiling); the fixture's one that does not, fails."""
+    if not shutil.which(NVCC):
+        pytest.skip(f"nvcc missing ({NVCC}): install the CUDA toolkit")
+    if day == "fixture.no-compile":
+        got = mutants_not_compiling(f"{ROOT}/{F}/mutation/no-compile", "day90-fixture", tmp_path)
+        assert len(got) == 1 and re.match(r'day90-fixture/answer-min-n: does not compile: .*'
+                                          r'error: identifier "minN" is undefined', got[0]), got
+    else:
+        assert not mutants_not_compiling(ROOT, day, tmp_path)
 
 
 @pytest.mark.parametrize("code, command, want, path, absent, env", CASES)
