@@ -19,8 +19,8 @@
 # GPU tests skip (exit 77, reason printed) where no CUDA device is present. Lesson runs that time
 # (no --tool) take the resource lock `gpu-timed`: one at a time, so that two runs of 16 GiB never
 # share a smaller card, and first (COST 1000), since one after another they are the longest chain
-# of the pass; the sanitizer and harness runs (COST 100: the longest of the rest) go beside them. Their checks are exact, so sharing the
-# GPU changes no verdict, only the times printed. A build for the evidence, configured with
+# of the pass; the sanitizer and harness runs (COST 100: the longest of the rest) go beside them.
+# Their checks are exact, so sharing the GPU changes no verdict, only the times printed. A build for the evidence, configured with
 # REDUCTION_CAPTURE set (or -DREDUCTION_SERIAL_TIMING=ON), makes each timed run RUN_SERIAL instead:
 # it has the GPU to itself. With REDUCTION_CAPTURE=DIR in ctest's environment each test also writes
 # its transcript (tools/gpu_test.sh, which refuses a build not configured so): one pass gives the
