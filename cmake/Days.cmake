@@ -20,11 +20,11 @@
 # (no --tool) take the resource lock `gpu-timed`: one at a time, so that two runs of 16 GiB never
 # share a smaller card, and first (COST 1000), since one after another they are the longest chain
 # of the pass; the sanitizer and harness runs (COST 100: the longest of the rest) go beside them.
-# Their checks are exact, so sharing the GPU changes no verdict, only the times printed. A build for the evidence, configured with
-# REDUCTION_CAPTURE set (or -DREDUCTION_SERIAL_TIMING=ON), makes each timed run RUN_SERIAL instead:
-# it has the GPU to itself. With REDUCTION_CAPTURE=DIR in ctest's environment each test also writes
-# its transcript (tools/gpu_test.sh, which refuses a build not configured so): one pass gives the
-# GPU tests and the evidence.
+# Their checks are exact, so sharing the GPU changes no verdict, only the times printed. A build
+# for the evidence, configured with REDUCTION_CAPTURE set (or -DREDUCTION_SERIAL_TIMING=ON), makes
+# each timed run RUN_SERIAL instead: it has the GPU to itself. With REDUCTION_CAPTURE=DIR in
+# ctest's environment each test also writes its transcript (tools/gpu_test.sh, which refuses a
+# build not configured so): one pass gives the GPU tests and the evidence.
 set(REDUCTION_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
 if(DEFINED ENV{REDUCTION_CAPTURE}) # read at every configure, so a cached OFF never sticks
   set(REDUCTION_SERIAL_TIMING ON)
