@@ -580,8 +580,9 @@ const char *kUsage =
     "  --reps R  repeated launches of each one-launch row (1..1000000, default 10000)\n"
     "exit codes: 0 pass, 1 a check failed / a CUDA error / no 32-lane warps, 2 bad usage\n";
 
-int main(int argc, char **argv) {
-  size_t n = 0, reps = kDefaultReps; // n == 0: the four timed sizes
+// The options: --n (0: the four timed sizes) and --reps. -1: parsed; else the exit code (0 after
+// --help; 2 on bad usage, one line on stderr, before any device call).
+static int parseOptions(int argc, char **argv, size_t &n, size_t &reps) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[++i] : "";
     if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h")) {
@@ -601,6 +602,54 @@ int main(int argc, char **argv) {
       return 2;
     }
     (isN ? n : reps) = x;
+  }
+  return -1;
+}
+
+// The table of every row at every size (times[i], exact[i]: row kRows[i % kRowCount] at n =
+// sizes[i / kRowCount]) and the lines that say how to read it.
+static void printTable(const std::vector<size_t> &sizes, const std::vector<Timing> &times,
+                       const std::vector<bool> &exact, const cudaDeviceProp &p) {
+  std::printf("\nreductions on %d blocks x %d threads (float4 grid-stride loads, offset 0); "
+              "median of %d batches of %d calls, the same buffers every call\n\n"
+              "| row                   |          n | input   |       MB |        us | spread %% "
+              "|    GB/s | %% of copy | vs two-pass | produces  | check |\n"
+              "|-----------------------|------------|---------|----------|-----------|---------"
+              "-|---------|-----------|-------------|-----------|-------|\n",
+              kGrid, kBlock, kTimingBatches, kLaunchesPerBatch);
+  // % of copy and vs two-pass compare rows of the same n: entry c is that n's copy, c + 1 its
+  // v8. input: L2-warm when the input and the copy's destination fit in L2, else DRAM.
+  for (size_t i = 0; i < times.size(); ++i) {
+    size_t c = i - i % kRowCount, sz = sizes[i / kRowCount];
+    Row r = kRows[i % kRowCount];
+    double mb = rowBytes(r, sz, kGrid) / 1e6, gbs = mb / times[i].ms;
+    double copyGBs = rowBytes(Row::Copy, sz, kGrid) / 1e6 / times[c].ms;
+    char vs[16] = "-";
+    if (r != Row::Copy) {
+      std::snprintf(vs, sizeof vs, "%.2fx", times[c + 1].ms / times[i].ms);
+    }
+    bool warm = 2.0 * double(sz) * sizeof(float) <= double(p.l2CacheSize);
+    std::printf("| %-21s | %10zu | %-7s | %8.3f | %9.2f | %8.1f | %7.1f | %9.1f | %11s | %-9s "
+                "| %-5s |\n",
+                rowName(r), sz, warm ? "L2-warm" : "DRAM", mb, 1000.0 * times[i].ms,
+                times[i].spread, gbs, 100.0 * gbs / copyGBs, vs,
+                r == Row::Copy ? "copy" : "one float", exact[i] ? "exact" : "FAIL");
+  }
+  std::printf("\nAll three reductions leave one float on the device: v8 with two launches, the "
+              "last-block\nrows with one. vs two-pass = v8's us / this row's us (above 1.00x the "
+              "one launch is faster).\nThe copy row counts bytes read + written (8 a float); "
+              "reduction rows count bytes read (4 a\nfloat, plus the %d partials), so a "
+              "reduction can pass 100 %% of copy: the percentage compares\ntwo numbers from "
+              "this run, not a limit.\ninput = L2-warm: the input and the copy's destination "
+              "fit in this GPU's %d MiB L2 and every\ntimed call reads the same buffers, so "
+              "those rows measure L2, not DRAM bandwidth; DRAM: they do not fit.\n",
+              kGrid, p.l2CacheSize / (1024 * 1024));
+}
+
+int main(int argc, char **argv) {
+  size_t n = 0, reps = kDefaultReps; // n == 0: the four timed sizes
+  if (int rc = parseOptions(argc, argv, n, reps); rc >= 0) {
+    return rc;
   }
   std::vector<size_t> sizes = n == 0 ? std::vector<size_t>(kTimedSizes, kTimedSizes + 4)
                                      : std::vector<size_t>(1, n); // ascending
@@ -652,40 +701,7 @@ int main(int argc, char **argv) {
         exact.push_back(before && after);
       }
     }
-    std::printf("\nreductions on %d blocks x %d threads (float4 grid-stride loads, offset 0); "
-                "median of %d batches of %d calls, the same buffers every call\n\n"
-                "| row                   |          n | input   |       MB |        us | spread %% "
-                "|    GB/s | %% of copy | vs two-pass | produces  | check |\n"
-                "|-----------------------|------------|---------|----------|-----------|---------"
-                "-|---------|-----------|-------------|-----------|-------|\n",
-                kGrid, kBlock, kTimingBatches, kLaunchesPerBatch);
-    // % of copy and vs two-pass compare rows of the same n: entry c is that n's copy, c + 1 its
-    // v8. input: L2-warm when the input and the copy's destination fit in L2, else DRAM.
-    for (size_t i = 0; i < times.size(); ++i) {
-      size_t c = i - i % kRowCount, sz = sizes[i / kRowCount];
-      Row r = kRows[i % kRowCount];
-      double mb = rowBytes(r, sz, kGrid) / 1e6, gbs = mb / times[i].ms;
-      double copyGBs = rowBytes(Row::Copy, sz, kGrid) / 1e6 / times[c].ms;
-      char vs[16] = "-";
-      if (r != Row::Copy) {
-        std::snprintf(vs, sizeof vs, "%.2fx", times[c + 1].ms / times[i].ms);
-      }
-      bool warm = 2.0 * double(sz) * sizeof(float) <= double(p.l2CacheSize);
-      std::printf("| %-21s | %10zu | %-7s | %8.3f | %9.2f | %8.1f | %7.1f | %9.1f | %11s | %-9s "
-                  "| %-5s |\n",
-                  rowName(r), sz, warm ? "L2-warm" : "DRAM", mb, 1000.0 * times[i].ms,
-                  times[i].spread, gbs, 100.0 * gbs / copyGBs, vs,
-                  r == Row::Copy ? "copy" : "one float", exact[i] ? "exact" : "FAIL");
-    }
-    std::printf("\nAll three reductions leave one float on the device: v8 with two launches, the "
-                "last-block\nrows with one. vs two-pass = v8's us / this row's us (above 1.00x the "
-                "one launch is faster).\nThe copy row counts bytes read + written (8 a float); "
-                "reduction rows count bytes read (4 a\nfloat, plus the %d partials), so a "
-                "reduction can pass 100 %% of copy: the percentage compares\ntwo numbers from "
-                "this run, not a limit.\ninput = L2-warm: the input and the copy's destination "
-                "fit in this GPU's %d MiB L2 and every\ntimed call reads the same buffers, so "
-                "those rows measure L2, not DRAM bandwidth; DRAM: they do not fit.\n",
-                kGrid, l2MiB);
+    printTable(sizes, times, exact, p);
     runRepetition(in, maxN, double(maxN), kGrid, int(reps), s, checks, failures); // last size
   }
   CUDA_CHECK(cudaFree(in));

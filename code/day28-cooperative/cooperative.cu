@@ -579,9 +579,13 @@ static const char *kUsage =
     "  --threads T  the cg::reduce two-pass row at T threads only: a multiple of 32 up to 1024\n"
     "exit codes: 0 all exact; 1 a check failed, CUDA error, device lacks a feature; 2 bad usage\n";
 
-int main(int argc, char **argv) {
+// The options; bad usage is one line on stderr and exit 2, before any device call.
+struct Options {
   size_t n = 0, offset = 0, blocks = 0, threads = 0; // 0: the defaults
-  for (int i = 1; i < argc; i += 2) { // bad usage: one line on stderr, exit 2, no device call yet
+};
+// -1: parsed; else the exit code (0 after --help, 2 on bad usage).
+static int parseOptions(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; i += 2) {
     std::string a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : "(no value)";
     size_t len = std::strlen(v), x = ~size_t(0); // decimal digits only: "1e6", "-1", "" refused
@@ -590,15 +594,15 @@ int main(int argc, char **argv) {
       std::printf("%s", kUsage);
       return 0;
     }
-    size_t *knob = a == "--n"         ? &n
-                   : a == "--offset"  ? &offset
-                   : a == "--blocks"  ? &blocks
-                   : a == "--threads" ? &threads
+    size_t *knob = a == "--n"         ? &o.n
+                   : a == "--offset"  ? &o.offset
+                   : a == "--blocks"  ? &o.blocks
+                   : a == "--threads" ? &o.threads
                                       : nullptr;
-    bool ok = knob == &n        ? x >= 1 && x <= kMaxN && (x <= kExactAnyOrder || isPowerOfTwo(x))
-              : knob == &offset ? x <= 3
-              : knob == &blocks ? x >= 1 && x <= 65536
-                                : knob == &threads && x <= 1024 && wholeWarps(int(x));
+    bool ok = knob == &o.n        ? x >= 1 && x <= kMaxN && (x <= kExactAnyOrder || isPowerOfTwo(x))
+              : knob == &o.offset ? x <= 3
+              : knob == &o.blocks ? x >= 1 && x <= 65536
+                                  : knob == &o.threads && x <= 1024 && wholeWarps(int(x));
     if (!ok) { // the value, and the knob's line of --help (or "unknown option")
       const char *h = knob ? std::strstr(kUsage, ("\n  " + a).c_str()) + 3 : "unknown option";
       std::fprintf(stderr, "error: %s %s: %.*s\n", argv[i], v, int(std::strcspn(h, "\n")), h);
@@ -606,115 +610,97 @@ int main(int argc, char **argv) {
     }
     *knob = x;
   }
-  if (offset != 0 && (n == 0 || n > kExactAnyOrder)) { // above 2^24 the input is whole tiles
-    std::fprintf(stderr, "error: --offset %zu needs an --n up to 16777216 (2^24)\n", offset);
+  if (o.offset != 0 && (o.n == 0 || o.n > kExactAnyOrder)) { // above 2^24 the input is whole tiles
+    std::fprintf(stderr, "error: --offset %zu needs an --n up to 16777216 (2^24)\n", o.offset);
     return 2;
   }
-  std::vector<size_t> sizes(std::begin(kTimedSizes), std::end(kTimedSizes));
-  sizes = n != 0 ? std::vector<size_t>{n} : sizes;
-  size_t maxN = sizes.back();
+  return -1;
+}
 
-  // What the device lacks is exit 1; a knob it cannot honour is exit 2. Nothing allocated yet.
-  cudaDeviceProp p; // of device 0, the current device of this process
-  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-  int sms = p.multiProcessorCount, l2MiB = p.l2CacheSize / (1024 * 1024);
-  int maxCoResident =
-      std::min(coResidentBlocks(cooperativeShuffle, sms), coResidentBlocks(cooperativeCg, sms));
-  unsigned int coopGrid = unsigned(blocks != 0 ? blocks : size_t(maxCoResident));
-  size_t maxPartials = std::max<size_t>(kTwoPassGrid, coopGrid), freeBytes = 0, totalBytes = 0;
-  size_t need = 2 * (maxN + 3) * sizeof(float) + (maxPartials + 1) * sizeof(float) + 8;
+// What the device offers the run: its properties and the cooperative grid.
+struct Device {
+  cudaDeviceProp p;
+  int sms = 0, l2MiB = 0, maxCoResident = 0; // blocks of both cooperative kernels, whole GPU
+  unsigned int coopGrid = 0;                 // --blocks, else all that can be co-resident
+  size_t maxPartials = 0;                    // floats of the partials buffer
+};
+// 0: the run can go; 1: the device lacks a feature; 2: a knob it cannot honour. One line on
+// stderr for 1 and 2. Nothing is allocated.
+static int checkDevice(const Options &o, size_t maxN, Device &d) {
+  CUDA_CHECK(cudaGetDeviceProperties(&d.p, 0)); // device 0, the current device of this process
+  d.sms = d.p.multiProcessorCount, d.l2MiB = d.p.l2CacheSize / (1024 * 1024);
+  d.maxCoResident =
+      std::min(coResidentBlocks(cooperativeShuffle, d.sms), coResidentBlocks(cooperativeCg, d.sms));
+  d.coopGrid = unsigned(o.blocks != 0 ? o.blocks : size_t(d.maxCoResident));
+  d.maxPartials = std::max<size_t>(kTwoPassGrid, d.coopGrid);
+  size_t need = 2 * (maxN + 3) * sizeof(float) + (d.maxPartials + 1) * sizeof(float) + 8;
+  size_t freeBytes = 0, totalBytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  bool lacks = !p.cooperativeLaunch || maxCoResident < 1 || p.warpSize != kWarp;
+  bool lacks = !d.p.cooperativeLaunch || d.maxCoResident < 1 || d.p.warpSize != kWarp;
   const char *why =
       lacks ? "this device lacks cooperative launch, a co-resident block or 32-lane warps"
-      : blocks > size_t(maxCoResident)
+      : o.blocks > size_t(d.maxCoResident)
           ? "--blocks: more than can be co-resident, and grid.sync() needs all blocks resident"
-      : maxN > kExactAnyOrder && tilesPerBlockMax(maxN, coopGrid) * kTileFloats > kExactAnyOrder
+      : maxN > kExactAnyOrder && tilesPerBlockMax(maxN, d.coopGrid) * kTileFloats > kExactAnyOrder
           ? "a block would own more than 2^24 floats (its partial inexact): --blocks >= n / 2^24"
       : need > freeBytes ? "not enough free device memory for n"
                          : nullptr;
-  if (why != nullptr) {
-    std::fprintf(stderr,
-                 "error: %s (%s: cooperative launch %d, warp %d, %d x %d co-resident "
-                 "blocks of %d threads; n = %zu needs %zu MiB, %zu free)\n",
-                 why, p.name, p.cooperativeLaunch, p.warpSize, maxCoResident / sms, sms, kBlock,
-                 maxN, need >> 20, freeBytes >> 20);
-    return lacks ? 1 : 2;
+  if (why == nullptr) {
+    return 0;
   }
-  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n", p.name,
-              p.major, p.minor, sms, p.sharedMemPerBlock / 1024, l2MiB, p.warpSize);
-  // One allocation each; cudaMalloc returns 256-byte-aligned memory, + offset misaligns both.
-  float *inAlloc = nullptr, *outAlloc = nullptr;
-  Buffers b{nullptr, nullptr, nullptr, maxPartials, nullptr, nullptr};
-  CUDA_CHECK(cudaMalloc(&inAlloc, (maxN + 3) * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&outAlloc, (maxN + 3) * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&b.partials, maxPartials * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&b.result, sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&b.diff, sizeof(unsigned long long)));
-  b.in = inAlloc + offset;
-  b.out = outAlloc + offset;
+  std::fprintf(stderr,
+               "error: %s (%s: cooperative launch %d, warp %d, %d x %d co-resident "
+               "blocks of %d threads; n = %zu needs %zu MiB, %zu free)\n",
+               why, d.p.name, d.p.cooperativeLaunch, d.p.warpSize, d.maxCoResident / d.sms, d.sms,
+               kBlock, maxN, need >> 20, freeBytes >> 20);
+  return lacks ? 1 : 2;
+}
 
-  // At every size: copy, v8, the two cooperative rows; at the largest, the cg::reduce ladder (or
-  // --threads). Each row: poison, one run, check ("before timing"); timeKernel; check what the
-  // last timed launch left ("after timing"). % of copy and `vs two-pass` use the copy and v8 rows
-  // of the same n. The table is printed after all rows, below any CHECK FAILED line.
-  std::vector<int> ladder(std::begin(kLadder), std::end(kLadder));
-  ladder = threads != 0 ? std::vector<int>{int(threads)} : ladder;
-  int checks = 0, failures = 0;
-  std::string table;
-  for (size_t n : sizes) {
-    fillKernel<<<1024, 256>>>(inAlloc + offset, n, 1.0f);
-    CUDA_CHECK(cudaGetLastError());
-    std::vector<Row> rows = {{Kind::Copy, kBlock, copyGrid(n)},
-                             {Kind::TwoPassShuffle, kBlock, kTwoPassGrid},
-                             {Kind::CooperativeShuffle, kBlock, coopGrid},
-                             {Kind::CooperativeCg, kBlock, coopGrid}};
-    for (size_t i = 0; n == maxN && i < ladder.size(); ++i) {
-      rows.push_back({Kind::TwoPassCg, ladder[i], kTwoPassGrid});
-    }
-    double copyGBs = 0.0, v8Ms = 0.0;
-    for (const Row &r : rows) {
-      auto launch = [&] { launchRow(r, b, n); };
-      auto poison = [&] { poisonRow(r, b, n); };
-      poison();
-      launch();
-      CUDA_CHECK(cudaDeviceSynchronize());
-      int bad = !checkRow(r, b, n, double(n), "before timing");
-      Timing t = timeKernel(launch, poison);
-      bad += !checkRow(r, b, n, double(n), "after timing");
-      checks += 2;
-      failures += bad;
-      // MB (10^6 bytes): the copy reads and writes n floats; a reduction reads n and its partials.
-      double bytes = double(n) * sizeof(float);
-      double mb =
-          (r.kind == Kind::Copy ? 2 * bytes : bytes + double(r.blocks) * sizeof(float)) / 1e6;
-      double gbs = mb / t.ms; // MB / us x 1000
-      copyGBs = r.kind == Kind::Copy ? gbs : copyGBs;
-      v8Ms = r.kind == Kind::TwoPassShuffle ? t.ms : v8Ms;
-      char vs[16] = "-", line[256];
-      if (r.kind != Kind::Copy) {
-        std::snprintf(vs, sizeof vs, "%.2fx", v8Ms / t.ms);
-      }
-      std::snprintf(line, sizeof line,
-                    "| %-26s | %10zu | %-7s | %7d | %6u | %8.3f | %9.2f | %8.1f | %7.1f | %9.1f | "
-                    "%11s | %-9s | %-5s |\n",
-                    rowName(r).c_str(), n,
-                    2 * n * sizeof(float) <= size_t(p.l2CacheSize) ? "L2-warm" : "DRAM", r.threads,
-                    r.blocks, mb, 1000.0 * t.ms, t.spread, gbs, 100.0 * gbs / copyGBs, vs,
-                    r.kind == Kind::Copy ? "copy" : "one float", bad == 0 ? "exact" : "FAIL");
-      table += line;
-    }
+// One row at one n: poison, one run, check ("before timing"); timeKernel; check what the last
+// timed launch left ("after timing"). Appends the row's line to `table`; copyGBs and v8Ms carry
+// the copy and v8 rows of this n to the rows after them. Returns the failed checks (0..2).
+static int measureRow(const Row &r, const Buffers &b, size_t n, const Device &d, double &copyGBs,
+                      double &v8Ms, std::string &table) {
+  auto launch = [&] { launchRow(r, b, n); };
+  auto poison = [&] { poisonRow(r, b, n); };
+  poison();
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  int bad = !checkRow(r, b, n, double(n), "before timing");
+  Timing t = timeKernel(launch, poison);
+  bad += !checkRow(r, b, n, double(n), "after timing");
+  // MB (10^6 bytes): the copy reads and writes n floats; a reduction reads n and its partials.
+  double bytes = double(n) * sizeof(float);
+  double mb = (r.kind == Kind::Copy ? 2 * bytes : bytes + double(r.blocks) * sizeof(float)) / 1e6;
+  double gbs = mb / t.ms; // MB / us x 1000
+  copyGBs = r.kind == Kind::Copy ? gbs : copyGBs;
+  v8Ms = r.kind == Kind::TwoPassShuffle ? t.ms : v8Ms;
+  char vs[16] = "-", line[256];
+  if (r.kind != Kind::Copy) {
+    std::snprintf(vs, sizeof vs, "%.2fx", v8Ms / t.ms);
   }
+  std::snprintf(line, sizeof line,
+                "| %-26s | %10zu | %-7s | %7d | %6u | %8.3f | %9.2f | %8.1f | %7.1f | %9.1f | "
+                "%11s | %-9s | %-5s |\n",
+                rowName(r).c_str(), n,
+                2 * n * sizeof(float) <= size_t(d.p.l2CacheSize) ? "L2-warm" : "DRAM", r.threads,
+                r.blocks, mb, 1000.0 * t.ms, t.spread, gbs, 100.0 * gbs / copyGBs, vs,
+                r.kind == Kind::Copy ? "copy" : "one float", bad == 0 ? "exact" : "FAIL");
+  table += line;
+  return bad;
+}
 
+// The lines above and below the table: how the rows ran, and how to read them.
+static void printTable(const Options &o, const Device &d, const std::string &table) {
   std::printf(
       "\nreductions: blocks own whole tiles of %zu floats (float4 loads, offset %zu); median "
       "of %d batches of %d calls, the same buffers every call\n",
-      kTileFloats, offset, kTimingBatches, kLaunchesPerBatch);
-  std::printf(blocks == 0 ? "cooperative grid: %u blocks of %d threads = %d co-resident a SM "
-                            "(cudaOccupancyMaxActiveBlocksPerMultiprocessor) x %d SMs\n\n"
-                          : "cooperative grid: %u blocks of %d threads (--blocks; at most %d "
-                            "co-resident a SM x %d SMs)\n\n",
-              coopGrid, kBlock, maxCoResident / sms, sms);
+      kTileFloats, o.offset, kTimingBatches, kLaunchesPerBatch);
+  std::printf(o.blocks == 0 ? "cooperative grid: %u blocks of %d threads = %d co-resident a SM "
+                              "(cudaOccupancyMaxActiveBlocksPerMultiprocessor) x %d SMs\n\n"
+                            : "cooperative grid: %u blocks of %d threads (--blocks; at most %d "
+                              "co-resident a SM x %d SMs)\n\n",
+              d.coopGrid, kBlock, d.maxCoResident / d.sms, d.sms);
   std::printf(
       "| row                        |          n | input   | threads | blocks |       MB |    "
       "    us | spread %% |    GB/s | %% of copy | vs two-pass | produces  | check |\n"
@@ -732,7 +718,59 @@ int main(int argc, char **argv) {
       "input = L2-warm: the input and the copy's destination fit in this GPU's %d MiB L2 and\n"
       "every timed call reads the same buffers, so those rows measure L2, not DRAM bandwidth;\n"
       "DRAM: they do not fit, so the calls read DRAM.\n",
-      kTwoPassGrid, l2MiB);
+      kTwoPassGrid, d.l2MiB);
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int rc = parseOptions(argc, argv, o); rc >= 0) {
+    return rc;
+  }
+  std::vector<size_t> sizes(std::begin(kTimedSizes), std::end(kTimedSizes));
+  sizes = o.n != 0 ? std::vector<size_t>{o.n} : sizes;
+  size_t maxN = sizes.back();
+  Device d;
+  if (int rc = checkDevice(o, maxN, d); rc != 0) {
+    return rc;
+  }
+  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n",
+              d.p.name, d.p.major, d.p.minor, d.sms, d.p.sharedMemPerBlock / 1024, d.l2MiB,
+              d.p.warpSize);
+  // One allocation each; cudaMalloc returns 256-byte-aligned memory, + offset misaligns both.
+  float *inAlloc = nullptr, *outAlloc = nullptr;
+  Buffers b{nullptr, nullptr, nullptr, d.maxPartials, nullptr, nullptr};
+  CUDA_CHECK(cudaMalloc(&inAlloc, (maxN + 3) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&outAlloc, (maxN + 3) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&b.partials, d.maxPartials * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&b.result, sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&b.diff, sizeof(unsigned long long)));
+  b.in = inAlloc + o.offset;
+  b.out = outAlloc + o.offset;
+
+  // At every size: copy, v8, the two cooperative rows; at the largest, the cg::reduce ladder (or
+  // --threads). % of copy and `vs two-pass` use the copy and v8 rows of the same n. The table is
+  // printed after all rows, below any CHECK FAILED line.
+  std::vector<int> ladder(std::begin(kLadder), std::end(kLadder));
+  ladder = o.threads != 0 ? std::vector<int>{int(o.threads)} : ladder;
+  int checks = 0, failures = 0;
+  std::string table;
+  for (size_t n : sizes) {
+    fillKernel<<<1024, 256>>>(inAlloc + o.offset, n, 1.0f);
+    CUDA_CHECK(cudaGetLastError());
+    std::vector<Row> rows = {{Kind::Copy, kBlock, copyGrid(n)},
+                             {Kind::TwoPassShuffle, kBlock, kTwoPassGrid},
+                             {Kind::CooperativeShuffle, kBlock, d.coopGrid},
+                             {Kind::CooperativeCg, kBlock, d.coopGrid}};
+    for (size_t i = 0; n == maxN && i < ladder.size(); ++i) {
+      rows.push_back({Kind::TwoPassCg, ladder[i], kTwoPassGrid});
+    }
+    double copyGBs = 0.0, v8Ms = 0.0;
+    for (const Row &r : rows) {
+      failures += measureRow(r, b, n, d, copyGBs, v8Ms, table);
+      checks += 2;
+    }
+  }
+  printTable(o, d, table);
 
   for (void *q : {(void *)inAlloc, (void *)outAlloc, (void *)b.partials, (void *)b.result,
                   (void *)b.diff}) { // one cleanup path

@@ -1199,74 +1199,59 @@ static bool parseCount(const std::string &s, size_t max, size_t &out) {
   return digits && (out = std::stoull(s)) <= max;
 }
 
-int main(int argc, char **argv) {
+// Bad usage: one line on stderr and exit 2 (nothing is allocated when it is called).
+[[noreturn]] static void usage(const std::string &why) {
+  std::fprintf(stderr, "error: %s (see --help)\n", why.c_str());
+  std::exit(2);
+}
+
+struct Options {
   bool doStream = true, doGraph = true;
   size_t minN = kMinN, maxN = kDefaultMaxN, smallMax = kDefaultSmallMax;
-  auto usage = [](const std::string &why) {
-    std::fprintf(stderr, "error: %s (see --help)\n", why.c_str());
-    std::exit(2);
-  };
+};
+// The options; --help prints kUsage and exits 0, bad usage exits 2 (usage), before any device call.
+static Options parseOptions(int argc, char **argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : ""; // all but --help take a value
     bool isN = a == "--min-n" || a == "--max-n", isS = a == "--best-small-max";
     if (a == "--help" || a == "-h") {
       std::printf("%s", kUsage);
-      return 0;
+      std::exit(0);
     } else if (a == "--mode" && v != "stream" && v != "graph" && v != "both") {
       usage("--mode needs stream, graph or both");
-    } else if (isN && !parseCount(v, kMaxN, a == "--min-n" ? minN : maxN)) {
+    } else if (isN && !parseCount(v, kMaxN, a == "--min-n" ? o.minN : o.maxN)) {
       usage(a + " needs a power of two from 1024 to 4294967296, digits only");
-    } else if (isS && !parseCount(v, kExactAnyOrder, smallMax)) {
+    } else if (isS && !parseCount(v, kExactAnyOrder, o.smallMax)) {
       usage("--best-small-max needs a whole number from 0 to 16777216 (one block's sum of ones "
             "is exact only up to 2^24)");
     } else if (a != "--mode" && !isN && !isS) {
       usage("unknown option '" + a + "'");
     }
-    doStream = a == "--mode" ? v != "graph" : doStream;
-    doGraph = a == "--mode" ? v != "stream" : doGraph;
+    o.doStream = a == "--mode" ? v != "graph" : o.doStream;
+    o.doGraph = a == "--mode" ? v != "stream" : o.doGraph;
     ++i;
   }
   // Powers of two only: above 2^24 a float sum of ones is exact only for those.
-  if (!isPowerOfTwo(minN) || minN < kMinN || !isPowerOfTwo(maxN) || maxN < minN) {
+  if (!isPowerOfTwo(o.minN) || o.minN < kMinN || !isPowerOfTwo(o.maxN) || o.maxN < o.minN) {
     usage("--min-n and --max-n must be powers of two with 1024 <= --min-n <= --max-n <= "
           "4294967296 (above 2^24 a float sum of ones is exact only for a power of two)");
   }
 #if CUB_VERSION < 200200
-  if (maxN > size_t(INT_MAX)) {
+  if (o.maxN > size_t(INT_MAX)) {
     usage("--max-n: this CUB (before 2.2, CUDA 12.3) takes an int count: at most 1073741824");
   }
 #endif
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "error: no usable CUDA device\n");
-    return 1;
-  }
-  Setup s = queryDevice();
-  s.bestSmallMax = smallMax;
-  size_t l2Bytes = size_t(s.prop.l2CacheSize), allocFloats = 0, freeBytes = 0, totalBytes = 0;
-  for (size_t n = minN; n <= maxN; n *= 2) { // the largest layout this run needs
-    Layout l = layoutFor(n, l2Bytes);
-    allocFloats = std::max(allocFloats, kGuard + size_t(l.buffers) * l.slot);
-  }
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  size_t need = 2 * allocFloats * sizeof(float) + (size_t(64) << 20); // + CUB, partials, slack
-  if (need > freeBytes) {
-    usage("--max-n " + std::to_string(maxN) + " needs " + std::to_string(need >> 20) +
-          " MiB of device memory; " + std::to_string(freeBytes >> 20) + " MiB are free on " +
-          s.prop.name + ": pass a smaller --max-n");
-  }
-  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n",
-              s.prop.name, s.prop.major, s.prop.minor, s.prop.multiProcessorCount,
-              s.prop.sharedMemPerBlock / 1024, s.prop.l2CacheSize / (1024 * 1024), s.prop.warpSize);
-  if (s.prop.warpSize != kWarp) {
-    std::printf("error: the warp-shuffle sums assume %d lanes a warp; the device has %d\n", kWarp,
-                s.prop.warpSize);
-    return 1;
-  }
+  return o;
+}
 
-  cudaStream_t stream; // created by the program: graph capture cannot use the legacy stream
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  float *in = nullptr; // kGuard NaNs, then the input copies; s.out has the same layout
+// The device buffers: the input (kGuard NaNs, then its copies; s.out the same layout, allocFloats
+// each), one result a row, the rows' partials, tickets (zeroed once: the kernels reset them), the
+// copy check's counters, and CUB's temporary storage, queried once at the largest n (its size is
+// set by CUB's grid, which stops growing with n), allocated once, outside every timed region.
+// Returns the input.
+static float *allocateBuffers(Setup &s, size_t allocFloats, size_t maxN, cudaStream_t stream) {
+  float *in = nullptr;
   CUDA_CHECK(cudaMalloc(&in, allocFloats * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&s.out, (s.outFloats = allocFloats) * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&s.results, kRowCount * sizeof(float)));
@@ -1277,13 +1262,15 @@ int main(int argc, char **argv) {
   }
   CUDA_CHECK(cudaMalloc(&s.tickets, kRowCount * sizeof(unsigned int)));
   CUDA_CHECK(cudaMalloc(&s.copyCounts, 2 * sizeof(unsigned long long)));
-  CUDA_CHECK(cudaMemset(s.tickets, 0, kRowCount * sizeof(unsigned int))); // once: kernels reset
-  // CUB's temporary storage: queried once at the largest n (its size is set by CUB's grid, which
-  // stops growing with n), allocated once, outside every timed region.
+  CUDA_CHECK(cudaMemset(s.tickets, 0, kRowCount * sizeof(unsigned int)));
   CUDA_CHECK(cubSum(nullptr, s.cubTempBytes, in + kGuard, s.results + int(Row::Cub), maxN, stream));
   CUDA_CHECK(cudaMalloc(&s.cubTemp, std::max<size_t>(1, s.cubTempBytes)));
   CUDA_CHECK(cudaDeviceSynchronize()); // the legacy-stream memset, before the program's stream
+  return in;
+}
 
+// The lines before the tables: best's shapes, PDL, the ladder's grids, CUB, the rotation.
+static void printSetup(const Setup &s, bool doGraph) {
   int sms = s.prop.multiProcessorCount, l2x = kL2Multiple * s.prop.l2CacheSize / (1024 * 1024);
   std::printf("best: ONE block for n <= %zu (256 threads up to %zu, 512 up to %zu, else 1024; "
               "%d float4 loads a thread a tile); one tile of %d x %d float4 (%zu floats) a block "
@@ -1312,7 +1299,6 @@ int main(int argc, char **argv) {
   std::printf("CUB %d.%d.%d: cub::DeviceReduce::Sum, %zu bytes of temporary storage (queried at "
               "the largest n, allocated once)\n",
               CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, s.cubTempBytes);
-  s.coopInGraph = doGraph && s.coopGrid > 0 && cooperativeCaptures(s, in + kGuard, minN, stream);
   if (doGraph && s.coopGrid > 0 && !s.coopInGraph) {
     std::printf("cooperative: this driver refused to capture a cooperative launch into a "
                 "graph; its graph rows say \"refused\"\n");
@@ -1320,31 +1306,11 @@ int main(int argc, char **argv) {
   std::printf("rotation: inputs under %d x L2 = %d MiB are copied enough times that the copies "
               "add up to %d MiB; calls cycle through them\n",
               kL2Multiple, l2x, l2x);
+}
 
-  // Every size: fill its copies (NaN between them), then every row in both modes.
-  int checks = 0, failures = 0;
-  std::vector<Measured> streamOut, graphOut;
-  for (size_t n = minN; n <= maxN; n *= 2) {
-    Layout l = layoutFor(n, l2Bytes);
-    CUDA_CHECK(cudaMemsetAsync(in, 0xFF, allocFloats * sizeof(float), stream));
-    fillRing<<<1024, 256, 0, stream>>>(in + kGuard, size_t(l.buffers) * l.slot, l.slot, n);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int k = 0; k < kRowCount; ++k) {
-      if (doStream) {
-        streamOut.push_back(measureRow(Row(k), false, s, in, l, stream, checks, failures));
-      }
-      if (doGraph) {
-        graphOut.push_back(measureRow(Row(k), true, s, in, l, stream, checks, failures));
-      }
-    }
-  }
-  if (doStream) {
-    printTable(false, streamOut, double(l2Bytes));
-  }
-  if (doGraph) {
-    printTable(true, graphOut, double(l2Bytes));
-  }
+// The lines after the tables: how to read them.
+static void printFootnote(const Setup &s) {
+  int l2x = kL2Multiple * s.prop.l2CacheSize / (1024 * 1024);
   std::printf(
       "\nEvery reduction row leaves one float on the device. vs CUB = CUB's us / this row's us at\n"
       "the same n and mode (above 1.00 the row is faster than the library). MB counts the input\n"
@@ -1356,6 +1322,69 @@ int main(int argc, char **argv) {
       "%d x L2 or more, L2-warm when not (graph batches at the smallest n: a replay re-reads the\n"
       "copies of the previous replay, part of which may still be in L2).\n",
       kL2Multiple, l2x, kL2Multiple);
+}
+
+int main(int argc, char **argv) {
+  Options o = parseOptions(argc, argv);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "error: no usable CUDA device\n");
+    return 1;
+  }
+  Setup s = queryDevice();
+  s.bestSmallMax = o.smallMax;
+  size_t l2Bytes = size_t(s.prop.l2CacheSize), allocFloats = 0, freeBytes = 0, totalBytes = 0;
+  for (size_t n = o.minN; n <= o.maxN; n *= 2) { // the largest layout this run needs
+    Layout l = layoutFor(n, l2Bytes);
+    allocFloats = std::max(allocFloats, kGuard + size_t(l.buffers) * l.slot);
+  }
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  size_t need = 2 * allocFloats * sizeof(float) + (size_t(64) << 20); // + CUB, partials, slack
+  if (need > freeBytes) {
+    usage("--max-n " + std::to_string(o.maxN) + " needs " + std::to_string(need >> 20) +
+          " MiB of device memory; " + std::to_string(freeBytes >> 20) + " MiB are free on " +
+          s.prop.name + ": pass a smaller --max-n");
+  }
+  std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n",
+              s.prop.name, s.prop.major, s.prop.minor, s.prop.multiProcessorCount,
+              s.prop.sharedMemPerBlock / 1024, s.prop.l2CacheSize / (1024 * 1024), s.prop.warpSize);
+  if (s.prop.warpSize != kWarp) {
+    std::printf("error: the warp-shuffle sums assume %d lanes a warp; the device has %d\n", kWarp,
+                s.prop.warpSize);
+    return 1;
+  }
+  cudaStream_t stream; // created by the program: graph capture cannot use the legacy stream
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  float *in = allocateBuffers(s, allocFloats, o.maxN, stream);
+  s.coopInGraph =
+      o.doGraph && s.coopGrid > 0 && cooperativeCaptures(s, in + kGuard, o.minN, stream);
+  printSetup(s, o.doGraph);
+
+  // Every size: fill its copies (NaN between them), then every row in both modes.
+  int checks = 0, failures = 0;
+  std::vector<Measured> streamOut, graphOut;
+  for (size_t n = o.minN; n <= o.maxN; n *= 2) {
+    Layout l = layoutFor(n, l2Bytes);
+    CUDA_CHECK(cudaMemsetAsync(in, 0xFF, allocFloats * sizeof(float), stream));
+    fillRing<<<1024, 256, 0, stream>>>(in + kGuard, size_t(l.buffers) * l.slot, l.slot, n);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int k = 0; k < kRowCount; ++k) {
+      if (o.doStream) {
+        streamOut.push_back(measureRow(Row(k), false, s, in, l, stream, checks, failures));
+      }
+      if (o.doGraph) {
+        graphOut.push_back(measureRow(Row(k), true, s, in, l, stream, checks, failures));
+      }
+    }
+  }
+  if (o.doStream) {
+    printTable(false, streamOut, double(l2Bytes));
+  }
+  if (o.doGraph) {
+    printTable(true, graphOut, double(l2Bytes));
+  }
+  printFootnote(s);
 
   for (void *p : {(void *)in, (void *)s.out, (void *)s.results, (void *)s.tickets,
                   (void *)s.copyCounts, s.cubTemp}) {
