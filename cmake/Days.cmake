@@ -24,7 +24,8 @@
 # for the evidence, configured with REDUCTION_CAPTURE set (or -DREDUCTION_SERIAL_TIMING=ON), makes
 # each timed run RUN_SERIAL instead: it has the GPU to itself. With REDUCTION_CAPTURE=DIR in
 # ctest's environment each test also writes its transcript (tools/gpu_test.sh, which refuses a
-# build not configured so): one pass gives the GPU tests and the evidence.
+# build not configured so): one pass gives the GPU tests and the evidence. With REDUCTION_GPU_SLOTS
+# above 0 (CMakeLists.txt) every GPU test also takes one of that many slots.
 set(REDUCTION_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
 if(DEFINED ENV{REDUCTION_CAPTURE}) # read at every configure, so a cached OFF never sticks
   set(REDUCTION_SERIAL_TIMING ON)
