@@ -333,6 +333,17 @@ def test_mutants_compile(day, tmp_path):
         assert not mutants_not_compiling(ROOT, day, tmp_path)
 
 
+def test_capture_seals_project_headers():
+    """A test program's capture is sealed and its build keyed by every project header it includes
+    (delay.h was neither before 2026-12-03: a change to it staled no transcript, kept no build)."""
+    from reduction import capture
+    got = capture.harness_sources("tests/harness/day27-last-block.cu")
+    assert got == ["tests/harness/day27-last-block.cu", "tests/harness/delay.h",
+                   "tests/harness/harness.h"], got
+    assert capture.harness_sources("tests/harness/day24-reduction.cu")[1:] == [
+        "tests/harness/harness.h"]
+
+
 @pytest.mark.parametrize("code, command, want, path, absent, env", CASES)
 def test_fixture(code, command, want, path, absent, env, tmp_path):
     if command[0] in ("clang-format", "actionlint"):

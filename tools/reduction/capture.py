@@ -68,6 +68,16 @@ def build(words, exe):
     return ""
 
 
+
+def harness_sources(test):
+    """What a test program's capture is sealed and its build keyed by, before the lesson: TEST
+    (tests/harness/DAY.cu, from the root) and each project header it includes, `#include "NAME"`
+    (harness.h, delay.h: beside it), in the order included."""
+    with open(os.path.join(ROOT, test)) as f:
+        names = re.findall(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', f.read(), re.M)
+    return [test] + [os.path.join(os.path.dirname(test), n) for n in dict.fromkeys(names)]
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,7 +130,7 @@ def main(argv):
         words = [test if w.endswith(".cu") else w for w in words]
         words[words.index("-o") + 1] = "harness"
         build_line = shlex.join(words)
-        src = [test, "tests/harness/harness.h"] + lesson
+        src = harness_sources(test) + lesson
     exe_name = os.path.basename(words[words.index("-o") + 1])
     if a.build_only:  # the test of the README line: it compiles here and now, every time
         with tempfile.TemporaryDirectory(prefix="capture-build-") as tmp:
