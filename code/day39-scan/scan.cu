@@ -1318,6 +1318,72 @@ static Options parseOptions(int argc, char **argv) {
   return o;
 }
 
+// Sizes the buffers for o.minN..o.maxN (s.stateWords, s.bestStateWords, CUB's temporary storage,
+// ringFloats: the floats of the input ring, and of the output ring) and checks that they fit the
+// device's free memory: 0, or 2 with one line on stderr. Nothing is allocated.
+static int planBuffers(const Options &o, const Reference &ref, Setup &s, size_t &ringFloats) {
+  size_t l2 = size_t(s.prop.l2CacheSize), freeBytes = 0, totalBytes = 0;
+  ringFloats = 0;
+  for (size_t n = o.minN; n <= o.maxN; n *= 2) {
+    Layout l = layoutFor(n, l2);
+    ringFloats = std::max(ringFloats, size_t(l.buffers) * l.slot);
+  }
+  s.stateWords = 1 + (o.maxN + kTile - 1) / kTile;
+  s.bestStateWords = 1 + (o.maxN + kMinBestTile - 1) / kMinBestTile;
+  CUDA_CHECK(cubScan(nullptr, s.cubTempBytes, nullptr, nullptr, o.maxN, 0));
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  size_t need = 2 * ringFloats * sizeof(float) + (s.stateWords + s.bestStateWords) * 8 +
+                s.cubTempBytes + ref.seeds.size() * 8 + (size_t(64) << 20);
+  if (need <= freeBytes) {
+    return 0;
+  }
+  std::fprintf(stderr,
+               "error: --max-n %zu needs %zu MiB of device memory, %zu MiB are free on "
+               "%s: pass a smaller --max-n\n",
+               o.maxN, need >> 20, freeBytes >> 20, s.prop.name);
+  return 2;
+}
+
+// Allocates what planBuffers sized, once for the largest size: the two rings (in, out), the
+// partials, both look-back states (best's zeroed once: every launch resets it), CUB's temporary
+// storage, the check's counters and the chunks' exact prefixes (copied from ref).
+static void allocateBuffers(Setup &s, const Reference &ref, size_t ringFloats, float *&in,
+                            float *&out) {
+  CUDA_CHECK(cudaMalloc(&in, ringFloats * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&out, ringFloats * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&s.partials, kMaxChunks * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&s.state, s.stateWords * 8));
+  CUDA_CHECK(cudaMalloc(&s.bestState, s.bestStateWords * 8));
+  CUDA_CHECK(cudaMalloc(&s.cubTemp, std::max<size_t>(1, s.cubTempBytes)));
+  CUDA_CHECK(cudaMalloc(&s.counts, 3 * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMalloc(&s.seeds, ref.seeds.size() * sizeof(long long)));
+  CUDA_CHECK(cudaMemcpy(s.seeds, ref.seeds.data(), ref.seeds.size() * 8, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(s.bestState, 0, s.bestStateWords * 8));
+  CUDA_CHECK(cudaDeviceSynchronize()); // the legacy stream's copies, before the program's stream
+}
+
+// The lines before the tables (the input and its range, the shapes, CUB) and after them.
+static void printSetup(const Options &o, const Reference &ref, const Setup &s) {
+  std::printf("input: +1/-1, seed %zu, max P - min P = %lld up to n = %zu (exact below 2^24)\n"
+              "ladder: %d threads, chunks <= %d; items a thread %d (tiles of %zu floats); best: "
+              "one warp (32 x 8 float4) up to n = %zu, one block (256 or 512 x 4 float4) up to "
+              "%zu; look-back tiles of 64 x 8 float4 up to %zu, 256 x 8 up to %zu, above 128 x 6 "
+              "polling after %u ns, then every %u ns\n"
+              "CUB %d.%d.%d: cub::DeviceScan::InclusiveSum, %zu bytes of temporary storage\n",
+              o.seed, ref.range, o.maxN, kBlock, kMaxChunks, kItems, kTile,
+              std::min(kOneWarpMax, s.oneBlockMax), s.oneBlockMax, kSmallTilesMax, kMidTilesMax,
+              kFirstPollNs, kPollNs, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION,
+              s.cubTempBytes);
+}
+static void printFootnote() {
+  std::printf("\nEvery scan row writes n floats. MB counts 8 bytes a float (read + written) for "
+              "every row; %% of copy is\nprinted only where 8n bytes pass %d x L2, below that "
+              "every row is launch latency; vs CUB = CUB's us / the row's us.\nchained is "
+              "checked but not timed above n = %zu: its tiles wait for each other in a chain, "
+              "one link a tile.\n",
+              kL2Multiple, kChainedMaxTimed);
+}
+
 int main(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   // 1. The input's exact prefixes, on the host, before anything is allocated (lemma (a)).
@@ -1338,23 +1404,9 @@ int main(int argc, char **argv) {
   Setup s;
   CUDA_CHECK(cudaGetDeviceProperties(&s.prop, 0));
   s.oneBlockMax = o.oneBlockMax;
-  size_t l2 = size_t(s.prop.l2CacheSize), ringFloats = 0, freeBytes = 0, totalBytes = 0;
-  for (size_t n = o.minN; n <= o.maxN; n *= 2) {
-    Layout l = layoutFor(n, l2);
-    ringFloats = std::max(ringFloats, size_t(l.buffers) * l.slot);
-  }
-  s.stateWords = 1 + (o.maxN + kTile - 1) / kTile;
-  s.bestStateWords = 1 + (o.maxN + kMinBestTile - 1) / kMinBestTile;
-  CUDA_CHECK(cubScan(nullptr, s.cubTempBytes, nullptr, nullptr, o.maxN, 0));
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  size_t need = 2 * ringFloats * sizeof(float) + (s.stateWords + s.bestStateWords) * 8 +
-                s.cubTempBytes + ref.seeds.size() * 8 + (size_t(64) << 20);
-  if (need > freeBytes) {
-    std::fprintf(stderr,
-                 "error: --max-n %zu needs %zu MiB of device memory, %zu MiB are free on "
-                 "%s: pass a smaller --max-n\n",
-                 o.maxN, need >> 20, freeBytes >> 20, s.prop.name);
-    return 2;
+  size_t l2 = size_t(s.prop.l2CacheSize), ringFloats = 0;
+  if (int rc = planBuffers(o, ref, s, ringFloats); rc != 0) {
+    return rc;
   }
   std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n",
               s.prop.name, s.prop.major, s.prop.minor, s.prop.multiProcessorCount,
@@ -1368,27 +1420,8 @@ int main(int argc, char **argv) {
   cudaStream_t stream; // the program's own: graph capture cannot use the legacy stream
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   float *in = nullptr, *out = nullptr;
-  CUDA_CHECK(cudaMalloc(&in, ringFloats * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&out, ringFloats * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&s.partials, kMaxChunks * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&s.state, s.stateWords * 8));
-  CUDA_CHECK(cudaMalloc(&s.bestState, s.bestStateWords * 8));
-  CUDA_CHECK(cudaMalloc(&s.cubTemp, std::max<size_t>(1, s.cubTempBytes)));
-  CUDA_CHECK(cudaMalloc(&s.counts, 3 * sizeof(unsigned long long)));
-  CUDA_CHECK(cudaMalloc(&s.seeds, ref.seeds.size() * sizeof(long long)));
-  CUDA_CHECK(cudaMemcpy(s.seeds, ref.seeds.data(), ref.seeds.size() * 8, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(s.bestState, 0, s.bestStateWords * 8)); // once: every launch resets it
-  CUDA_CHECK(cudaDeviceSynchronize()); // the legacy stream's copies, before the program's stream
-  std::printf("input: +1/-1, seed %zu, max P - min P = %lld up to n = %zu (exact below 2^24)\n"
-              "ladder: %d threads, chunks <= %d; items a thread %d (tiles of %zu floats); best: "
-              "one warp (32 x 8 float4) up to n = %zu, one block (256 or 512 x 4 float4) up to "
-              "%zu; look-back tiles of 64 x 8 float4 up to %zu, 256 x 8 up to %zu, above 128 x 6 "
-              "polling after %u ns, then every %u ns\n"
-              "CUB %d.%d.%d: cub::DeviceScan::InclusiveSum, %zu bytes of temporary storage\n",
-              o.seed, ref.range, o.maxN, kBlock, kMaxChunks, kItems, kTile,
-              std::min(kOneWarpMax, s.oneBlockMax), s.oneBlockMax, kSmallTilesMax, kMidTilesMax,
-              kFirstPollNs, kPollNs, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION,
-              s.cubTempBytes);
+  allocateBuffers(s, ref, ringFloats, in, out);
+  printSetup(o, ref, s);
   // 4. Every size: fill its copies, then every row in both modes.
   int checks = 0, failures = 0;
   std::vector<Measured> streamOut, graphOut;
@@ -1412,12 +1445,7 @@ int main(int argc, char **argv) {
   if (o.graph) {
     printTable(true, graphOut, double(l2));
   }
-  std::printf("\nEvery scan row writes n floats. MB counts 8 bytes a float (read + written) for "
-              "every row; %% of copy is\nprinted only where 8n bytes pass %d x L2, below that "
-              "every row is launch latency; vs CUB = CUB's us / the row's us.\nchained is "
-              "checked but not timed above n = %zu: its tiles wait for each other in a chain, "
-              "one link a tile.\n",
-              kL2Multiple, kChainedMaxTimed);
+  printFootnote();
   for (void *p : {(void *)in, (void *)out, (void *)s.partials, (void *)s.state, (void *)s.bestState,
                   s.cubTemp, (void *)s.counts, (void *)s.seeds}) {
     CUDA_CHECK(cudaFree(p)); // one cleanup path

@@ -79,18 +79,18 @@ constexpr uint32_t kPoison = 0xA5A5A5A5u; // what an output holds before a row w
 constexpr size_t kGuard = 64;             // poisoned keys after each output copy
 constexpr int kL2Multiple = 4;            // sizes whose 8n bytes (in + out) are under 4 x L2
                                           // rotate copies
-constexpr double kBatchKeys = double(size_t(1) << 29); // keys a timed batch aims to sort
-constexpr int kMinCalls = 2, kMaxCalls = 256;          // calls a batch
-constexpr int kTimingBatches = 7;                      // odd, so the median is one batch
-constexpr double kFloorBytes = 36.0;      // an 8-bit LSD sort with one histogram read: 4 + 4 x 8
-constexpr double kFloorBytesPairs = 68.0; // + the values, read and written once a pass: + 4 x 8
+constexpr double kBatchKeys = double(size_t(1) << 27); // keys a timed batch aims to sort
+constexpr int kMinCalls = 2, kMaxCalls = 64; // calls a batch (2^26 and up: 2; 2^21 and down: 64)
+constexpr int kTimingBatches = 7;            // odd, so the median is one batch
+constexpr double kFloorBytes = 36.0;         // an 8-bit LSD sort with one histogram read: 4 + 4 x 8
+constexpr double kFloorBytesPairs = 68.0;    // + the values, read and written once a pass: + 4 x 8
 // best's shapes by n, measured on the H200 (research/experiments/day39_sort_tuning-rank-variants-*,
 // 2026-12-02): ONE block, the smallest that holds n (256 x 4 keys up to 1024, 256 x 8 up to 2048,
 // 512 x 8 up to kOneBlockMax: a pass is a chain of steps per key a thread, so fewer is sooner);
 // then onesweep on the ladder's 256 x 8 tiles up to kSmallSweepMax (more tiles, so more SMs busy);
 // then onesweep on kBestThreads x kBestKeys tiles (fewer, longer scatter runs): CUB 3.0.1's sm_90
 // tile, 384 x 20, which with the C++ ballots was 2-3 % slower than 256 x 16 at 2^24 and 2^28, and
-// with matchDigit's PTX ballots is 10 % faster (0.80x of CUB against 0.72x at 2^28:
+// with matchDigit's PTX ballots is 11 % faster (0.80x of CUB against 0.72x at 2^28:
 // research/experiments/day39_sort_tuning-upper-bounds-2026-12-02-h200.txt, `ptx`). 256 x 8 is
 // faster up to 2^18 and 384 x 20 from 2^19 (day39_sort_tuning-small-sweep-2026-12-02-h200.txt).
 // Pairs keep 256 x 16 (kBestPairs*): a value a key more in registers, and 384 x 20 ran 6 % slower

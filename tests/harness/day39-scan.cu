@@ -31,10 +31,27 @@
 
 static const char *kHarnessUsage =
     "usage: day39-scan harness [--max-n N] [--seed S] [--input ones|random|both] [--reps R]\n"
+    "                          [--part K/M]\n"
     "  every row of day 39's scan over the edge sizes up to N (default 16777216), input and\n"
     "  output offsets, in place, the inputs +1/-1 and --input's; the timing paths; R back-to-back\n"
-    "  launches of each one-pass row (default 10000); delay injection.\n"
+    "  launches of each one-pass row (default 10000); delay injection. --part K/M: only the\n"
+    "  variants K, K + M, K + 2M, ... (counting from 1), so that M processes share one slow\n"
+    "  sanitizer run.\n"
     "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
+
+// --part K/M with 1 <= K <= M <= 8 (so every part has a variant); else one line on stderr
+// (bad usage: exit 2, before anything is allocated).
+static bool parsePart(const char *s, uint64_t &k, uint64_t &m) {
+  unsigned a = 0, b = 0;
+  char end;
+  if (s == nullptr || std::sscanf(s, "%u/%u%c", &a, &b, &end) != 2 || a < 1 || a > b || b > 8) {
+    std::fprintf(stderr, "error: --part needs K/M, 1 <= K <= M <= 8 (see --help)\n");
+    return false;
+  }
+  k = a;
+  m = b;
+  return true;
+}
 
 struct Variant {
   const char *name;
@@ -43,8 +60,11 @@ struct Variant {
 };
 
 int main(int argc, char **argv) {
-  uint64_t reps = 10000;
+  uint64_t reps = 10000, part = 1, parts = 1;
   harness::Options o = harness::parse(argc, argv, kHarnessUsage, [&](int c, char **v, int i) {
+    if (std::strcmp(v[i], "--part") == 0) {
+      return parsePart(i + 1 < c ? v[i + 1] : nullptr, part, parts) ? 2 : -1;
+    }
     if (std::strcmp(v[i], "--reps") != 0) {
       return 0;
     }
@@ -119,6 +139,17 @@ int main(int argc, char **argv) {
   }
   variants.push_back({"best: one block", Row::Best, kExact});
   variants.push_back({"best: look-back", Row::Best, 0});
+  std::vector<Variant> all = variants; // --part K/M: the K-th variant, then every M-th
+  variants.clear();
+  for (size_t j = part - 1; j < all.size(); j += parts) {
+    variants.push_back(all[j]);
+  }
+  if (parts > 1) {
+    std::printf("part %llu of %llu:", (unsigned long long)part, (unsigned long long)parts);
+    for (const Variant &v : variants) {
+      std::printf(" %s%s", v.name, &v == &variants.back() ? "\n" : ",");
+    }
+  }
   auto setupFor = [&](const Variant &v) {
     Setup t = s;
     t.oneBlockMax = v.oneBlockMax;

@@ -35,10 +35,12 @@
 
 static const char *kHarnessUsage =
     "usage: day39-sort harness [--max-n N] [--seed S] [--quick] [--reps R] [--hang-s S]\n"
+    "                          [--part K/M]\n"
     "  every row of day 39's sort over the edge sizes up to N (default 16777216) and every input;\n"
     "  the timing paths; R back-to-back launches of each one-kernel-a-pass row (default 10000);\n"
     "  delay injection. A call still running after S seconds (default 20; give the sanitizer\n"
-    "  runs more) is a hang: the run fails.\n"
+    "  runs more) is a hang: the run fails. --part K/M: only the variants K, K + M, K + 2M, ...\n"
+    "  (counting from 1), so that M processes share one slow sanitizer run.\n"
     "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
 
 // The repetition's check of one launch: bad = the smallest launch index k whose output words
@@ -55,6 +57,20 @@ __global__ void sameAs(const uint32_t *got, const uint32_t *want, size_t words,
   }
 }
 
+// --part K/M with 1 <= K <= M <= 8 (so every part has a variant); else one line on stderr
+// (bad usage: exit 2, before anything is allocated).
+static bool parsePart(const char *s, uint64_t &k, uint64_t &m) {
+  unsigned a = 0, b = 0;
+  char end;
+  if (s == nullptr || std::sscanf(s, "%u/%u%c", &a, &b, &end) != 2 || a < 1 || a > b || b > 8) {
+    std::fprintf(stderr, "error: --part needs K/M, 1 <= K <= M <= 8 (see --help)\n");
+    return false;
+  }
+  k = a;
+  m = b;
+  return true;
+}
+
 struct Variant {
   const char *name;
   Row row; // what it sorts, and its check: the row's
@@ -64,9 +80,12 @@ struct Variant {
 };
 
 int main(int argc, char **argv) {
-  uint64_t reps = 10000, hangS = 20;
+  uint64_t reps = 10000, hangS = 20, part = 1, parts = 1;
   harness::Options o = harness::parse(argc, argv, kHarnessUsage, [&](int c, char **v, int i) {
     bool r = std::strcmp(v[i], "--reps") == 0, h = std::strcmp(v[i], "--hang-s") == 0;
+    if (std::strcmp(v[i], "--part") == 0) {
+      return parsePart(i + 1 < c ? v[i + 1] : nullptr, part, parts) ? 2 : -1;
+    }
     if (!r && !h) {
       return 0;
     }
@@ -137,6 +156,17 @@ int main(int argc, char **argv) {
       {"best pairs: onesweep", Row::BestPairs,
        [](const Call &c) { oneSweep<kBestPairsThreads, kBestPairsKeys, true>(c, false); }, kMaxN,
        size_t(kBestPairsThreads) * kBestPairsKeys});
+  std::vector<Variant> all = variants; // --part K/M: the K-th variant, then every M-th
+  variants.clear();
+  for (size_t j = part - 1; j < all.size(); j += parts) {
+    variants.push_back(all[j]);
+  }
+  if (parts > 1) {
+    std::printf("part %llu of %llu:", (unsigned long long)part, (unsigned long long)parts);
+    for (const Variant &v : variants) {
+      std::printf(" %s%s", v.name, &v == &variants.back() ? "\n" : ",");
+    }
+  }
   const char *inputNames[] = {"random", "low entropy", "all equal", "sorted", "reverse sorted"};
 
   harness::Report report;

@@ -174,6 +174,11 @@ CASES = [
          r"name/default-2025-01-03-h200.txt:1: error: file name date 2025-01-03 differs",
          r"name/default-2025-01-02T081500-h200.txt:1: error: file name date 2025-01-02T081500 "
          r"differs"),
+    case("transcripts.parts", 1, ["evidence", f"{TR}/parts"],
+         r"parts/code/day90-fixture/runs.txt:3: error: `--part K/3` lines racecheck-1, "
+         r"racecheck-3 give K = 1, 3; the run needs K = 1 to 3",
+         r"parts/code/day90-fixture/runs.txt:5: error: `--part K/2` lines memcheck-1 give K = 1;",
+         r"parts/code/day90-fixture/runs.txt:6: error: `--part K/2` lines memcheck-2 give K = 2;"),
     # the README blocks (cog): a block that differs fails with its diff; a generator error
     # names the README line
     case("readme.differs", 1, ["readme", "--check", f"{F}/readme_output/differs"], DIFF,

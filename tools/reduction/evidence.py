@@ -20,7 +20,8 @@ sources as they are now: the `fingerprint=` (comments and whitespace ignored, re
 or, in transcripts older than the fingerprint, the sha256; and its `# command:` ran that line:
 the same sanitizer tool and the same program options, in any order (fixture other-command).
 
-Complete (a ROOT given): every mode a code/DAY/runs.txt lists has a transcript under evidence/DAY/,
+Complete (a ROOT given): every mode a code/DAY/runs.txt lists has a transcript under evidence/DAY/
+(and a run split by `--part K/M` is M lines, K = 1 to M, alike in all else),
 and every tests/mutation/DAY.mutants one under evidence/mutation/ (DAY-YYYY-MM-DD-GPU.txt, which
 must be current like a run's: the script, the list, the lesson and the test program it names).
 """
@@ -182,6 +183,28 @@ def modes(ev_dir):
     return transcript.runs(os.path.join(root, "code", os.path.basename(ev_dir)))
 
 
+def check_parts(day_dir, report):
+    """The lines of a run split by the test program's `--part K/M` (each runs every M-th variant
+    from the K-th) are M lines, K = 1 to M, alike in all else: one left out runs part of the
+    variants under that tool, and nothing else would notice."""
+    groups = {}
+    for mode, words in transcript.runs(day_dir).items():
+        if "--part" in words[:-1]:
+            i = words.index("--part")
+            k, _, m = words[i + 1].partition("/")
+            rest = words[:i] + words[i + 2:]
+            groups.setdefault((m, str(options(rest))), []).append((k, mode))
+    for (m, _), parts in groups.items():
+        want = [str(k) for k in range(1, int(m) + 1)] if m.isdigit() else []
+        if sorted((k for k, _ in parts), key=lambda k: (len(k), k)) != want:
+            lines = transcript.read_lines(os.path.join(day_dir, "runs.txt"))
+            line = next(i + 1 for i, l in enumerate(lines) if l.split()[:1] == [parts[0][1]])
+            report.error(os.path.join(day_dir, "runs.txt"), line, f"`--part K/{m}` lines "
+                         f"{', '.join(mode for _, mode in parts)} give K = "
+                         f"{', '.join(k for k, _ in parts)}; the run needs K = 1 to {m}, once "
+                         "each, the rest of the line alike")
+
+
 def check_complete(root, report):
     """Every mode of every day's run list has a transcript (a run never captured is a gap), and
     every day with a mutation list has a mutation transcript."""
@@ -191,6 +214,7 @@ def check_complete(root, report):
                          f"run tools/mutation.py --transcript evidence/mutation {day} on a GPU")
     for day_dir in sorted(glob.glob(os.path.join(root, "code", "day*", ""))):
         day = os.path.basename(os.path.dirname(day_dir))
+        check_parts(day_dir, report)
         for mode in transcript.runs(day_dir):
             if not transcript.newest(os.path.join(root, "evidence", day), mode):
                 lines = transcript.read_lines(os.path.join(day_dir, "runs.txt"))
