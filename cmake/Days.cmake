@@ -19,13 +19,15 @@
 # GPU tests skip (exit 77, reason printed) where no CUDA device is present. Lesson runs that time
 # (no --tool) take the resource lock `gpu-timed`: one at a time, so that two runs of 16 GiB never
 # share a smaller card, and first (COST 1000), since one after another they are the longest chain
-# of the pass; the sanitizer and harness runs (COST 100: the longest of the rest) go beside them.
-# Their checks are exact, so sharing the GPU changes no verdict, only the times printed. A build
+# of the pass; the sanitizer and harness runs (COST 100: the longest of the rest) go beside them
+# where REDUCTION_GPU_SLOTS allows more than one GPU test at once. Their checks are exact, so
+# sharing the GPU changes no verdict, only the times printed. A build
 # for the evidence, configured with REDUCTION_CAPTURE set (or -DREDUCTION_SERIAL_TIMING=ON), makes
 # each timed run RUN_SERIAL instead: it has the GPU to itself. With REDUCTION_CAPTURE=DIR in
 # ctest's environment each test also writes its transcript (tools/gpu_test.sh, which refuses a
 # build not configured so): one pass gives the GPU tests and the evidence. With REDUCTION_GPU_SLOTS
-# above 0 (CMakeLists.txt) every GPU test also takes one of that many slots.
+# above 0 (CMakeLists.txt; the default, 1, runs the GPU tests one at a time) every GPU test also
+# takes one of that many slots.
 set(REDUCTION_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
 if(DEFINED ENV{REDUCTION_CAPTURE}) # read at every configure, so a cached OFF never sticks
   set(REDUCTION_SERIAL_TIMING ON)
