@@ -2,29 +2,23 @@
 // conflicts.
 //
 // Four block-level sum kernels over the same n floats, one change between neighbours:
-//   v1  interleaved addressing: the stride s doubles, thread tid adds when tid % (2s) == 0
-//       (active threads are scattered over every warp: divergence);
-//   v2  the same additions done by packed threads: index = 2 * s * tid, tid < kBlock / (2s)
-//       (whole warps go idle, but the active lanes of a warp crowd into a few shared-memory banks);
-//   v3  sequential addressing: the stride halves, thread tid < s adds tile[tid + s]
-//       (contiguous active lanes, consecutive words: no divergence inside a warp, no conflicts);
-//   v4  v3 with the first add during the load: each thread loads two elements, kBlock apart,
-//       so the grid is half as large and no thread sits idle through the first step.
+//   v1  interleaved addressing: the stride s doubles, thread tid adds when tid % (2s) == 0;
+//   v2  the same additions by packed threads, index = 2 * s * tid (whole warps idle, but the
+//       active lanes of a warp crowd into a few shared-memory banks);
+//   v3  sequential addressing: the stride halves, thread tid < s adds tile[tid + s];
+//   v4  v3 with the first add during the load: two elements a thread, half the grid.
 // Each version reduces ALL the way to one float, pass after pass over two scratch buffers; bytes
-// are counted over every pass. Before anything is timed, a compile-time model (constexpr,
-// static_asserts) counts a block's warp executions of the tree body, plain and weighted by
-// bank-conflict ways: (47, 12, 12, 12) and (47, 47, 12, 12) at 256 threads.
+// are counted over every pass. A compile-time model counts a block's warp executions of the tree
+// body, plain and weighted by bank-conflict ways: (47, 12, 12, 12) and (47, 47, 12, 12) at 256.
 //
 // Checked: every version's one float, exactly (inputs are 1.0f, so the sum is n), before it is
 // timed and again on what the LAST TIMED run wrote (every batch starts from NaN-poisoned scratch);
 // the warp size (32 lanes). Not checked: speed, and the model against a profiler (the model is
 // arithmetic; the table is the experiment). No copy ceiling on this day: day 25 adds one.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o reduction code/day24-reduction/reduction.cu
-// Run:   ./reduction  (n = 2^24 - 611 ones: the model, the table, the step speed-ups; --help)
-// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage
-//        (one `error:` line on stderr, before any device allocation).
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs:
-// tests/harness/day24-reduction.cu.
+// Run:   ./reduction [--n N] [--help]; exit 0 all checks passed, 1 a check failed, a CUDA error
+//        or warps not 32 lanes, 2 bad usage (one `error:` line, before any device allocation).
+// Edge sizes, a second exact input, guard bands, sanitizers: tests/harness/day24-reduction.cu.
 
 #include <algorithm>
 #include <cstddef>
@@ -45,55 +39,6 @@
     }                                                                                              \
   } while (0)
 
-// ---- timeKernel -------------------------------------------------------------------------------
-
-// Timing: kTimingBatches batches of kLaunchesPerBatch back-to-back runs; median reported.
-constexpr int kTimingBatches = 11;    // odd, so the median is one batch
-constexpr int kLaunchesPerBatch = 20; // back-to-back runs between one event pair
-static_assert(kTimingBatches % 2 == 1, "an odd batch count has one median batch");
-
-struct Timing {
-  double ms;     // median over batches of (batch ms / runs): ms per run (all passes of a version)
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
-
-// launch: enqueues one run (every pass of one version) on the default stream and checks
-// cudaGetLastError() after each launch. poison: enqueues cudaMemsetAsync(0xFF) of everything a run
-// writes (both scratch buffers: all bits set is a NaN) on the default stream.
-// Warm-up first: the same launch, synchronized (with lazy loading, the default since CUDA 12.2 on
-// Linux, a kernel's first launch also pays for loading it). Then kTimingBatches batches of
-// kLaunchesPerBatch back-to-back runs, each batch between one pair of events
-// (cudaEventElapsedTime resolves about 0.5 us, so a batch is timed, not a run). poison() runs
-// before each batch, outside the event pair: every batch starts from NaN, and what the outputs
-// hold when timeKernel returns is what the LAST TIMED run wrote (not the warm-up's answer), so
-// the check after timing checks the timed runs. Returns ms per run (median) and the spread.
-template <typename Launch, typename Poison>
-Timing timeKernel(Launch launch, Poison poison) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perLaunch;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    poison();
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kLaunchesPerBatch; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perLaunch.begin(), perLaunch.end());
-  const double median = perLaunch[perLaunch.size() / 2];
-  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
-}
-
 // ---- The constants of the lesson ------------------------------------------------------------
 
 // snippet: helpers
@@ -105,15 +50,14 @@ static_assert(kBlock >= 32 && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0,
               "kBlock must be a power of two from 32 to 1024: the tree halves it evenly");
 // end snippet
 
-// Lanes a warp and shared-memory banks (4-byte words, word w in bank w % 32). The model counts
-// with these; main() refuses a device whose warp size is not kWarp.
+// Lanes a warp and shared-memory banks (word w in bank w % 32): the model counts with these, and
+// main() refuses a device whose warp size is not kWarp.
 constexpr unsigned kWarp = 32;
 constexpr unsigned kBanks = 32;
 
-// Exactness: inputs are 1.0f, so every partial sum is a whole number no larger than n. A float
-// holds every whole number up to 2^24 exactly, so for n <= 2^24 every add is exact in any order
-// and the one float must equal n. Above 2^24 that argument needs more (see day 25), so --n stops
-// at 2^24. (The test program's second input, random 0s and 1s, is exact by the same argument.)
+// Exactness: inputs are 1.0f (the test program's second input 0s and 1s), so every partial sum is
+// a whole number no larger than n, and a float holds every whole number up to 2^24: for n <= 2^24
+// every add is exact in any order and the one float must equal n. So --n stops at 2^24.
 constexpr size_t kMaxN = size_t(1) << 24;
 // 2^24 - 611, with 611 = 13 * 47: no power-of-two block size divides it, so the bounds check of
 // the last block runs on every pass.
@@ -126,39 +70,16 @@ constexpr int kVersionCount = 4;
 
 // ---- The compile-time model -------------------------------------------------------------------
 //
-// One block of B threads (B = kBlock) runs a tree of log2(B) steps, one step per stride s in
-// {1, 2, 4, ..., B/2} (v1, v2 walk the strides upward, v3, v4 downward; the count does not depend
-// on the order). At a step, the ACTIVE threads take the branch and run the body: load tile[a],
-// load tile[a + s], add, store tile[a]. The model counts:
-//
-//   warp executions:  (step, warp) pairs in which at least one lane of the warp is active. Such
-//                     a warp issues the whole body, however few of its lanes use it; a warp with
-//                     no active lane branches around it. (Every warp still evaluates the branch
-//                     and waits at the barrier; per block that cost is the same in all four
-//                     versions, so the model leaves it out.)
-//   conflict-weighted: each warp execution times its bank-conflict ways. Shared memory has 32
-//                     banks; when k active lanes of one warp touch k different words of one bank,
-//                     the access is split into k conflict-free passes (CUDA C++ Programming
-//                     Guide, shared memory; see research/day24-reduction.md). Ways = the
-//                     largest number of active lanes whose words fall in one bank. (Within one
-//                     access the lanes' words are all different here, so no broadcast case
-//                     arises.) The body's three accesses use the same pattern shifted by s,
-//                     hence the same ways.
-//
-// The functions below simply evaluate each version's branch and index for every thread of the
-// block at compile time. What they give at B = 256 (8 warps, 8 steps):
-//   v1  active: tid % (2s) == 0, word tid. While 2s <= 32 every warp holds an active lane
-//       (s = 1..16: 5 steps x 8 warps); after that one warp in 2s/32 does (s = 32, 64, 128: 4, 2,
-//       1 warps): 8+8+8+8+8+4+2+1 = 47. The active lanes of a warp sit 2s words apart, at most
-//       32/(2s) of them, all in different banks: 1 way, weighted 47.
-//   v2  active: index = 2*s*tid < B, i.e. tid < B/(2s), packed into ceil(B/(2s)/32) warps:
-//       4+2+1+1+1+1+1+1 = 12. Their words 2*s*tid fold onto 32/gcd(2s, 32) banks: ways
-//       2, 4, 8, 8, 8, 4, 2, 1, weighted 4*2 + 2*4 + 8+8+8+4+2+1 = 47 -- exactly v1's 47.
-//   v3  active: tid < s, ceil(s/32) warps: 4+2+1+1+1+1+1+1 = 12, consecutive words, 1 way: 12.
-//   v4  v3's tree unchanged: 12 and 12 per block, but a block now covers 2B elements, so per
-//       element its tree work is half of v3's. The model counts per block; the table per run.
-// Closed forms, derived by hand and asserted below as a cross-check of the counting code:
-//   v1 = 5 * B/32 + (B/32 - 1) = 6B/32 - 1;   v3 = 5 + (B/64 + ... + 1) = B/32 + 4.
+// One block of B = kBlock threads runs a tree of log2(B) steps, one per stride s; at a step the
+// ACTIVE threads run the body (load tile[a], load tile[a + s], add, store tile[a]). Counted:
+//   warp executions:  (step, warp) pairs with at least one active lane (such a warp issues the
+//                     whole body; a warp with none branches around it);
+//   conflict-weighted: each of those times its bank-conflict ways, the most active lanes of the
+//                     warp whose words fall in one of the 32 banks (CUDA C++ Programming Guide,
+//                     shared memory; research/day24-reduction.md).
+// The functions below evaluate each kernel's branch and index for every thread at compile time;
+// the README's model section derives the counts at 256 threads by hand, and the static_asserts
+// hold them: v1 47/47, v2 12/47, v3 and v4 12/12 (closed forms v1 = 6B/32 - 1, v3 = B/32 + 4).
 
 // Does thread tid run the tree body at stride s in version v (1..4)? Mirrors the kernels.
 constexpr bool modelActive(int version, unsigned tid, unsigned s, unsigned block) {
@@ -492,6 +413,55 @@ bool checkOneFloat(const char *row, const char *when, size_t n, const float *dRe
   return false;
 }
 
+// ---- timeKernel ---------------------------------------------------------------------------------
+
+// Timing: kTimingBatches batches of kLaunchesPerBatch back-to-back runs; median reported.
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back runs between one event pair
+static_assert(kTimingBatches % 2 == 1, "an odd batch count has one median batch");
+
+struct Timing {
+  double ms;     // median over batches of (batch ms / runs): ms per run (all passes of a version)
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// launch: enqueues one run (every pass of one version) on the default stream and checks
+// cudaGetLastError() after each launch. poison: enqueues cudaMemsetAsync(0xFF) of everything a run
+// writes (both scratch buffers: all bits set is a NaN) on the default stream.
+// Warm-up first: the same launch, synchronized (with lazy loading, the default since CUDA 12.2 on
+// Linux, a kernel's first launch also pays for loading it). Then kTimingBatches batches of
+// kLaunchesPerBatch back-to-back runs, each batch between one pair of events
+// (cudaEventElapsedTime resolves about 0.5 us, so a batch is timed, not a run). poison() runs
+// before each batch, outside the event pair: every batch starts from NaN, and what the outputs
+// hold when timeKernel returns is what the LAST TIMED run wrote (not the warm-up's answer), so
+// the check after timing checks the timed runs. Returns ms per run (median) and the spread.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perLaunch;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  const double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
+}
+
 // ---- main: the knobs, the banner, every row checked, timed and checked again; the tables -----
 #ifndef REDUCTION_HARNESS
 
@@ -559,43 +529,32 @@ void printStepTable(const std::vector<Measured> &rows) {
               "what changes");
   std::printf("|----------|----------------------------------------------------|-----------------|-"
               "------------------|----------|\n");
-  size_t best = 0;      // the largest measured step (index of its second row)
-  size_t modelBest = 0; // the largest drop in conflict-weighted warp executions
-  unsigned modelDrop = 0;
+  auto execs = [&](size_t k) { return modelWarpExecutions(rows[k].v->modelVersion, kBlock); };
+  auto weighted = [&](size_t k) { return modelConflictWeighted(rows[k].v->modelVersion, kBlock); };
+  auto speedup = [&](size_t k) { return rows[k - 1].t.ms / rows[k].t.ms; };
+  auto drop = [&](size_t k) { return int(weighted(k - 1)) - int(weighted(k)); };
+  size_t best = 0, modelBest = 0; // the step's second row: largest speed-up, largest model drop
   for (size_t k = 1; k < rows.size(); ++k) {
-    const Version &a = *rows[k - 1].v;
-    const Version &b = *rows[k].v;
-    const unsigned ea = modelWarpExecutions(a.modelVersion, kBlock);
-    const unsigned eb = modelWarpExecutions(b.modelVersion, kBlock);
-    const unsigned wa = modelConflictWeighted(a.modelVersion, kBlock);
-    const unsigned wb = modelConflictWeighted(b.modelVersion, kBlock);
-    char step[16], execs[32], weighted[32];
-    std::snprintf(step, sizeof(step), "%s -> %s", a.name, b.name);
-    std::snprintf(execs, sizeof(execs), "%u -> %u", ea, eb);
-    std::snprintf(weighted, sizeof(weighted), "%u -> %u", wa, wb);
-    const double speedup = rows[k - 1].t.ms / rows[k].t.ms;
-    std::printf("| %-8s | %-50s | %15s | %17s | %8.2f |\n", step, b.change, execs, weighted,
-                speedup);
-    if (best == 0 || speedup > rows[best - 1].t.ms / rows[best].t.ms) {
-      best = k;
-    }
-    if (wa > wb && wa - wb > modelDrop) {
-      modelDrop = wa - wb;
-      modelBest = k;
-    }
+    char step[16], e[32], w[32];
+    std::snprintf(step, sizeof(step), "%s -> %s", rows[k - 1].v->name, rows[k].v->name);
+    std::snprintf(e, sizeof(e), "%u -> %u", execs(k - 1), execs(k));
+    std::snprintf(w, sizeof(w), "%u -> %u", weighted(k - 1), weighted(k));
+    std::printf("| %-8s | %-50s | %15s | %17s | %8.2f |\n", step, rows[k].v->change, e, w,
+                speedup(k));
+    best = best == 0 || speedup(k) > speedup(best) ? k : best;
+    modelBest = drop(k) > 0 && (modelBest == 0 || drop(k) > drop(modelBest)) ? k : modelBest;
   }
   std::printf("\nspeed-up: the row above's ms / this row's ms. The model columns count per block, "
               "and v4's\nblock covers twice the elements, so per element its tree work is half of "
               "v3's.\n\n");
   if (best > 0) {
     std::printf("largest single step: %s -> %s (%.2fx)\n", rows[best - 1].v->name,
-                rows[best].v->name, rows[best - 1].t.ms / rows[best].t.ms);
+                rows[best].v->name, speedup(best));
   }
   if (modelBest > 0) {
     std::printf("largest drop in the model's conflict-weighted count: %s -> %s (%u -> %u)\n",
-                rows[modelBest - 1].v->name, rows[modelBest].v->name,
-                modelConflictWeighted(rows[modelBest - 1].v->modelVersion, kBlock),
-                modelConflictWeighted(rows[modelBest].v->modelVersion, kBlock));
+                rows[modelBest - 1].v->name, rows[modelBest].v->name, weighted(modelBest - 1),
+                weighted(modelBest));
   } else {
     std::printf("largest drop in the model's conflict-weighted count: none at %u threads\n",
                 kBlock);

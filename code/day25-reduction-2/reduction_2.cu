@@ -1,30 +1,20 @@
-// Day 25: the copy ceiling and the v4–v8 reduction ladder.
-//
-// One program, one input (n floats, all 1.0f, so the right sum is n), one table. Rows, in order,
-// with the one change between neighbours:
+// Day 25: the copy ceiling and the v4–v8 reduction ladder (the README explains the table).
+// n floats, all 1.0f (the right sum is n); one table, each row one change from the row above:
 //   copy  the ceiling: a float4 copy of the same buffer; its GB/s counts bytes read + written.
 //   v4    day 24's last rung: two loads a thread during the load, its own grid of n/512 blocks.
-//   v4c   cascade: a fixed grid of 1024 blocks walks the input with a grid-stride loop, each
-//         thread adding many elements in a register before the shared-memory tree.
+//   v4c   cascade: 1024 blocks walk the input grid-stride, adding in a register before the tree.
 //   v5    the shared tree stops at 64 live values; warp 0 finishes with __shfl_down_sync.
 //   v6    v5 with the block size a template argument: the tree's bounds are compile-time constants.
 //   v7    v6 with float4 (16-byte) loads: a scalar head up to 16-byte alignment, a scalar tail.
 //   v8    v7 run twice: pass 1 leaves one partial a block, pass 2 (one block) adds them.
-// Rows v4..v7 leave partials (one float a block) that someone must still add; only v8 leaves the
-// finished sum, ONE float, on the device.
-//
-// Build and run (any card; a Colab T4 is sm_75, an H200 sm_90):
+// v4..v7 leave partials (one float a block) still to be added; only v8 leaves ONE float, the sum.
+// Checked, exactly: every row's first run and what its LAST TIMED launch left (outputs NaN-poisoned
+// before each batch). NOT checked: speed. Exact for any n <= 2^24; above, n and grid powers of two.
+// Edge matrix, random 0/1 input, guard bands: tests/harness/day25-reduction-2.cu.
+// Exit: 0 every check passed; 1 a check failed, a CUDA error, or warp size != 32; 2 bad usage.
+// Build (a Colab T4 is sm_75, an H200 sm_90) and run (knobs and experiments: --help):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o reduction_2 code/day25-reduction-2/reduction_2.cu
-//   ./reduction_2   (knobs, the sweep, the race demo and the bytes-in-flight run: --help)
-//
-// Checked: every row, exactly, on its first run (before timing) and then what the LAST TIMED
-// LAUNCH left (after timing; outputs are NaN-poisoned before every timed batch). Partial rows:
-// every partial is a whole number and their sum is n; v8: its one float is n; copy: destination ==
-// source, compared on the device. NOT checked: speed (reported; no threshold decides).
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs live in
-// tests/harness/day25-reduction-2.cu (see README).
-// Exit codes: 0 every check passed; 1 a check failed, a CUDA error, or a device this program cannot
-// use (warp size other than 32); 2 bad usage (one line on stderr, before any allocation).
+//   ./reduction_2
 
 #include <algorithm>
 #include <cmath>
@@ -48,48 +38,29 @@
     }                                                                                              \
   } while (0)
 
-// ==== timeKernel: CUDA events around batches of back-to-back launches of one row =================
-constexpr int kTimingBatches = 11;    // odd, so the median is one batch
-constexpr int kLaunchesPerBatch = 20; // back-to-back runs of a row (v8 = 2 kernels) an event pair
+constexpr int kBlock = 256;                        // threads a block, every reduction row
+constexpr int kWarp = 32;                          // lanes a warp (checked on the device too)
+constexpr unsigned kFullMask = 0xffffffffu;        // all 32 lanes: the mask of every shuffle
+constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB
+constexpr int kDefaultGrid = 1024;                 // blocks of the grid-stride rows v4c..v8
+constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
+constexpr size_t kMaxN = size_t(1) << 32;          // largest --n (needs 2 x 16 GiB on the device)
+constexpr int kMaxGrid = 65536;                    // largest --blocks
 
-struct Timing {
-  double ms;     // median over batches of (batch ms / runs): ms per run, v8's two passes together
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
+// The exactness argument. v5..v8 end in one warp after a tree down to 64: a power-of-two block.
+static_assert((kBlock & (kBlock - 1)) == 0 && kBlock >= 2 * kWarp && kBlock <= 1024, "block size");
+// Above 2^24 a sum of ones is exact only if every partial is 0 or one power of two: n and the grid
+// powers of two (no offset) give every thread the same power-of-two count, or none.
+static_assert(kDefaultN != 0 && (kDefaultN & (kDefaultN - 1)) == 0 && kDefaultGrid != 0 &&
+                  (kDefaultGrid & (kDefaultGrid - 1)) == 0,
+              "default n, grid: powers of 2");
+// At the default n, v4's grid covers n exactly; every grid-stride thread adds as many float4s.
+static_assert(kDefaultN % (2 * kBlock) == 0, "v4's grid covers the default n exactly");
+static_assert(kDefaultN % (size_t(4) * kBlock * kDefaultGrid) == 0, "equal float4 count a thread");
+static_assert(kDefaultN / (size_t(kBlock) * kDefaultGrid) <= kExactAnyOrder,
+              "per-thread sum exact");
 
-// launch() enqueues one run of the row and checks cudaGetLastError(); poison() enqueues
-// cudaMemsetAsync(0xFF) of the row's outputs (0xFF bytes are a NaN float). One synchronized
-// warm-up launch (the first launch pays the lazy module load), then kTimingBatches batches, each:
-// poison() outside the event pair, then kLaunchesPerBatch launches between one event pair. So on
-// return the outputs hold what the LAST timed launch wrote: the caller checks that.
-template <typename Launch, typename Poison>
-Timing timeKernel(Launch launch, Poison poison) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perLaunch;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    poison();
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kLaunchesPerBatch; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perLaunch.begin(), perLaunch.end());
-  double median = perLaunch[perLaunch.size() / 2];
-  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
-}
-
-// ==== Helpers the kernels share; the constants and the exactness argument they keep ==============
+// ==== Kernels, in row order. =====================================================================
 
 // snippet: helpers
 // True for 1, 2, 4, 8, ...: block sizes, and the n and grids that keep large sums exact.
@@ -107,35 +78,6 @@ __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
   return head < n ? head : n;
 }
 // end snippet
-
-constexpr int kBlock = 256;                        // threads a block, every reduction row
-constexpr int kWarp = 32;                          // lanes a warp (checked on the device too)
-constexpr unsigned kFullMask = 0xffffffffu;        // all 32 lanes: the mask of every shuffle
-constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB
-constexpr int kDefaultGrid = 1024;                 // blocks of the grid-stride rows v4c..v8
-constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
-constexpr size_t kMaxN = size_t(1) << 32;          // largest --n (needs 2 x 16 GiB on the device)
-constexpr int kMaxGrid = 65536;                    // largest --blocks
-
-// v5..v8 stop the shared tree at 64 live values and finish in one warp: the block must be a power
-// of two with at least two warps, and a whole number of warps.
-static_assert(isPowerOfTwo(kBlock) && kBlock >= 2 * kWarp && kBlock <= 1024, "block size");
-// Above 2^24 a float sum of ones is exact only if every partial is a multiple of a large enough
-// power of two. With n and the grid powers of two and no offset, every thread adds either the same
-// power-of-two count or nothing (more threads than float4s), so every partial is 0 or one power
-// of two, and every running sum is a multiple of it: representable all the way to n.
-static_assert(isPowerOfTwo(kDefaultN) && isPowerOfTwo(kDefaultGrid),
-              "default n, grid: powers of 2");
-// v4 reads two elements a thread, so its grid of n / (2 * kBlock) blocks covers n with no
-// remainder.
-static_assert(kDefaultN % (2 * kBlock) == 0, "v4's grid covers the default n exactly");
-// Each thread of the grid-stride rows adds the same count of float4s at the default size.
-static_assert(kDefaultN % (size_t(4) * kBlock * kDefaultGrid) == 0, "equal float4 count a thread");
-// And that count stays inside a float's exact range, so every per-thread sum is exact.
-static_assert(kDefaultN / (size_t(kBlock) * kDefaultGrid) <= kExactAnyOrder,
-              "per-thread sum exact");
-
-// ==== Kernels, in row order. =====================================================================
 
 // copy (the ceiling): out[i] = in[i] for i < n. Any block size, any grid (grid-stride). in and out
 // share their misalignment (both start `offset` floats past a 256-byte-aligned allocation), so one
@@ -615,8 +557,46 @@ bool checkRow(Row r, const RowArgs &a, double want, const char *when) {
   return ok;
 }
 
-// ==== The runs: the table (default), the sweep (the exercise), the race demo, in flight ==========
-#ifndef REDUCTION_HARNESS // the test program in tests/harness brings its own main()
+// ==== timeKernel: CUDA events around batches of back-to-back launches of one row =================
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back runs of a row (v8 = 2 kernels) an event pair
+
+struct Timing {
+  double ms;     // median over batches of (batch ms / runs): ms per run, v8's two passes together
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// launch() enqueues one run of the row and checks cudaGetLastError(); poison() enqueues
+// cudaMemsetAsync(0xFF) of the row's outputs (0xFF bytes are a NaN float). One synchronized
+// warm-up launch (the first launch pays the lazy module load), then kTimingBatches batches, each:
+// poison() outside the event pair, then kLaunchesPerBatch launches between one event pair. So on
+// return the outputs hold what the LAST timed launch wrote: the caller checks that.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perLaunch;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
+}
 
 struct Tally { // checks made and failed
   int checks = 0, failures = 0;
@@ -627,8 +607,7 @@ struct Tally { // checks made and failed
   }
 };
 
-// Poison, run once, check ("before timing"); time it; check what the LAST timed launch left
-// ("after timing"). check(when) prints its own failure line; both verdicts are counted in `tally`.
+// Poison, run once, check ("before timing"), time, check the LAST timed launch ("after timing").
 template <typename Launch, typename Poison, typename Check>
 Timing measure(Launch launch, Poison poison, Check check, Tally &tally, bool &ok) {
   poison();
@@ -640,6 +619,8 @@ Timing measure(Launch launch, Poison poison, Check check, Tally &tally, bool &ok
   return t;
 }
 
+#ifndef REDUCTION_HARNESS // the test program in tests/harness brings its own main()
+// ==== The runs: the table (default), the sweep (the exercise), the race demo, in flight ==========
 struct Measured {
   Row row;
   unsigned int blocks;
@@ -686,12 +667,10 @@ void runRows(RowArgs a, Tally &tally, bool sweep) {
   double copyGBs = rows[0].mb / rows[0].t.ms; // rows[0] is the copy
   for (const Measured &m : rows) {
     double gbs = m.mb / m.t.ms;
-    const char *produces = m.row == Row::Copy ? "copy"
-                           : m.row == Row::V8 ? "one float"
-                                              : "partials";
-    std::printf("| %-4s | %-9s | %6u | %8.3f | %8.5f | %8.1f | %7.1f | %9.1f | %-5s |\n",
-                rowName(m.row), produces, m.blocks, m.mb, m.t.ms, m.t.spread, gbs,
-                100.0 * gbs / copyGBs, m.ok ? "exact" : "FAIL");
+    std::printf(
+        "| %-4s | %-9s | %6u | %8.3f | %8.5f | %8.1f | %7.1f | %9.1f | %-5s |\n", rowName(m.row),
+        m.row == Row::Copy ? "copy" : (m.row == Row::V8 ? "one float" : "partials"), m.blocks, m.mb,
+        m.t.ms, m.t.spread, gbs, 100.0 * gbs / copyGBs, m.ok ? "exact" : "FAIL");
   }
   std::printf(
       sweep ? "\nEvery row is printed whether its check passed or not; a FAIL row is not a speed.\n"
@@ -712,16 +691,13 @@ void runRaceDemo(const RowArgs &a, Tally &tally) {
   size_t bad = 0;
   bool ok = tally.count(sumWholeCounts(a.partials, a.grid, sum, bad) && sum == double(a.n));
   std::printf("race demo (legacy volatile warp-synchronous tail), n = %zu on %d blocks: sum of "
-              "partials %.0f, want %zu: %s\n",
+              "partials %.0f, want %zu: %s\nA right sum proves nothing here: run it under "
+              "`compute-sanitizer --tool racecheck` to see the hazard.\n",
               a.n, a.grid, sum, a.n, ok ? "right sum" : "WRONG sum");
-  std::printf("A right sum proves nothing here: run it under `compute-sanitizer --tool racecheck` "
-              "to see the hazard.\n");
 }
 
-// The bytes-in-flight experiment: float and float4 loads, 1..8 of them in flight a thread, on grids
-// from 1/8 of a wave (the blocks the GPU holds at once) to 4 waves. Bytes in flight = resident
-// threads x loads x bytes a load. Each point is checked like a row. Then Little's law fitted to the
-// rising part of the curve: the latency it implies, and the bytes in flight 90 % of copy needs.
+// One point of --in-flight: kLoads loads of a T in flight a thread, on `waves` waves (a wave: the
+// blocks the GPU holds at once), checked like a row; a point below 60 % of copy feeds Little's law.
 template <typename T, int kLoads>
 void inFlightPoint(const RowArgs &a, const cudaDeviceProp &p, double copyGBs, double waves,
                    Tally &tally, std::vector<double> &fit) {
@@ -762,13 +738,11 @@ void inFlightPoint(const RowArgs &a, const cudaDeviceProp &p, double copyGBs, do
 void runInFlight(const RowArgs &a, const cudaDeviceProp &p, Tally &tally) {
   Measured copy = measureRow(Row::Copy, a, tally);
   double copyGBs = copy.mb / copy.t.ms;
-  std::printf(
-      "\nin flight: one-pass sums of n = %zu floats, %d threads a block; copy row %.1f GB/s "
-      "(%s); median of %d batches of %d launches\n\n",
-      a.n, kBlock, copyGBs, copy.ok ? "exact" : "FAIL", kTimingBatches, kLaunchesPerBatch);
-  std::printf("| bytes | loads | blocks | waves | KiB in flight |    GB/s | spread %% | %% of copy "
-              "| check |\n|-------|-------|--------|-------|---------------|---------|----------|"
-              "-----------|-------|\n");
+  std::printf("\nin flight: one-pass sums of n = %zu floats, %d threads a block; copy row %.1f "
+              "GB/s (%s); median of %d batches of %d launches\n\n| bytes | loads | blocks | waves "
+              "| KiB in flight |    GB/s | spread %% | %% of copy | check |\n|-------|-------|"
+              "--------|-------|---------------|---------|----------|-----------|-------|\n",
+              a.n, kBlock, copyGBs, copy.ok ? "exact" : "FAIL", kTimingBatches, kLaunchesPerBatch);
   std::vector<double> fit; // latency estimates (seconds) from the points below 60 % of copy
   for (double w : {0.125, 0.25, 0.5, 1.0, 4.0}) {
     inFlightPoint<float, 1>(a, p, copyGBs, w, tally, fit);
@@ -812,8 +786,7 @@ struct Options {
   bool help = false;
 };
 
-// Fills `o` from argv; returns "" or the one-line reason to refuse (exit 2). Touches no device.
-// A value is decimal digits only (no sign, exponent, hex or trailing text) within its knob's range.
+// Fills `o`; returns "" or the one-line reason to refuse (exit 2). A value: decimal digits only.
 std::string parseOptions(int argc, char **argv, Options &o) {
   const char *modes[] = {"--sweep", "--race-demo", "--in-flight"}; // Mode 1, 2, 3
   struct {
@@ -906,14 +879,12 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaMalloc(&partials, maxPartials * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&result, sizeof(float)));
   CUDA_CHECK(cudaMalloc(&mismatches, sizeof(unsigned long long)));
-  // cudaMalloc returns 256-byte-aligned memory: the input starts `offset` floats past that. NaN
-  // around it, ones inside: a kernel that reads past either end adds a NaN and fails its check.
-  int offset = int(o.offset);
-  RowArgs a{inAlloc + offset, outAlloc + offset, partials, result, mismatches, o.n,
-            offset,           int(o.grid)};
+  // The input starts `offset` floats past cudaMalloc's 256-byte alignment: NaN around, ones inside.
+  RowArgs a{inAlloc + o.offset, outAlloc + o.offset, partials, result, mismatches, o.n,
+            int(o.offset),      int(o.grid)};
   fillKernel<<<1024, 256>>>(inAlloc, o.n + 3, std::nanf(""));
   CUDA_CHECK(cudaGetLastError());
-  fillKernel<<<1024, 256>>>(inAlloc + offset, o.n, 1.0f);
+  fillKernel<<<1024, 256>>>(inAlloc + o.offset, o.n, 1.0f);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
 

@@ -4,15 +4,12 @@
 // in order, with the one change between neighbours:
 //   copy                the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   atomic per element  every thread does atomicAdd(result, in[i]): n atomics on ONE address.
-//   atomic per warp     each warp adds its 32 values with __shfl_down_sync; lane 0 does the one
-//                       atomicAdd: n/32 atomics on the address.
-//   atomic per block    the warps' sums meet in shared memory and warp 0 adds them; thread 0 does
-//                       the one atomicAdd: n/256 atomics on the address.
-//   tree (v8)           day 25's v8: float4 grid-stride loads, warp shuffles, one partial a
-//                       block, then a second pass of ONE block adds the partials. No atomics.
-// Every atomic row zeroes its accumulator inside each timed call. Then: the exhibit (per element
-// at n = 2^25 returns 2^24, never counted); the trapezoidal rule (f(x) = x^2 + 1 on [0, 2], 2^20
-// trapezoids, 32-thread blocks, three ways to finish); the tree's determinism (20 sums, one bits).
+//   atomic per warp     __shfl_down_sync sums a warp's 32 values, lane 0 atomicAdds it: n/32.
+//   atomic per block    warp 0 adds the warp sums (shared memory), thread 0 atomicAdds: n/256.
+//   tree (v8)           day 25's v8: one partial a block, then ONE block adds them. No atomics.
+// Then: the exhibit (per element at n = 2^25 returns 2^24, never counted); the trapezoidal rule
+// (f(x) = x^2 + 1 on [0, 2], 2^20 trapezoids, 32-thread blocks, three ways to finish); the tree's
+// determinism (20 sums, one bit pattern).
 //
 // Checked: every sum row exactly (the one float == n), before it is timed and again on what the
 // LAST timed launch left (every timed batch starts from NaN poison); the copy element by element;
@@ -20,11 +17,8 @@
 // exact range (per element above 2^24, per warp above 2^29) is not run, with the reason printed.
 // NOT checked: speed (the tables report it; no threshold).
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o atomics code/day26-atomics/atomics.cu
-// Run:   ./atomics  (n = 2^24; --n, --sweep (the crossovers), --race-demo (racecheck); --help)
-// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage
-//        (one line on stderr, before any device allocation).
-// The edge-matrix self-test, the second exact input, guard bands and sanitizer runs:
-// tests/harness/day26-atomics.cu.
+// Run: ./atomics (--help for the knobs). Exit: 0 all checks passed; 1 a check failed, a CUDA error
+// or warps not 32 lanes; 2 bad usage. Edge sizes, 0/1 input, guards: tests/harness/day26-atomics.cu
 
 #include <algorithm>
 #include <cmath>
@@ -51,49 +45,12 @@
     }                                                                                              \
   } while (0)
 
-// ==== timeKernel: CUDA events around batches of back-to-back launches of ONE configuration.
-constexpr int kTimingBatches = 11;    // odd, so the median is one batch
-constexpr int kLaunchesPerBatch = 20; // back-to-back launches between one event pair
-
-struct Timing {
-  double ms;     // median over batches of (batch ms / launches): ms per launch
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
-
-// launch: enqueues one run on the default stream and checks cudaGetLastError(). poison: enqueues
-// cudaMemsetAsync(0xFF) of everything the run writes (NaN in a float), on the default stream.
-// Warm-up first (lazy loading makes a kernel's first launch pay its module load); then before
-// EACH batch poison(), outside the event pair, then the batch. So what the device holds when this
-// returns is what the LAST timed launch wrote, and every batch started from poison: a timed
-// launch that writes nothing, or adds to what an earlier launch left, fails the check after it.
-template <typename Launch, typename Poison>
-Timing timeKernel(Launch launch, Poison poison) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perLaunch;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    poison();
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kLaunchesPerBatch; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perLaunch.begin(), perLaunch.end());
-  double median = perLaunch[perLaunch.size() / 2];
-  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
-}
-
 // ==== The lesson's constants and the exactness argument they must keep.
+// Exactness lemma: a float sum of integer multiples of 2^k is exact at every step, in any order,
+// while every running sum stays <= 2^(24+k). Per element: ones, k = 0, so n <= 2^24. Per warp:
+// above 2^24 n is a power of two and every warp adds 32 ones, k = 5: to 2^29. Per block: k = 8,
+// to 2^32 = kMaxN. Tree: above 2^24 n and the grid are powers of two, every thread adds the same
+// count of float4s: per-thread sums stay integers <= 2^24, every partial the same power of two.
 // snippet: constants
 constexpr int kBlock = 256;                    // threads a block: copy and the four sum rows
 constexpr int kWarp = 32;                      // lanes a warp (the host checks the device's)
@@ -120,13 +77,6 @@ constexpr bool isPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
 }
 
-// Exactness lemma (used throughout): a float sum of values that are all integer multiples of 2^k
-// is exact at every step, in any order, while every running sum stays <= 2^(24+k).
-//  - per element: k = 0 (ones), so exact while n <= 2^24. Above, x + 1.0f == x once x = 2^24.
-//  - per warp: above 2^24 n is a power of two, every warp adds 32 ones, so k = 5: exact to 2^29.
-//  - per block: block sums of 256 (k = 8): exact to 2^32 = kMaxN.
-//  - tree: above 2^24 n and the grid are powers of two, so every thread adds the same count of
-//    float4s; per-thread sums stay integers <= 2^24, and every partial is the same power of two.
 static_assert(isPowerOfTwo(kBlock) && kBlock % kWarp == 0 && kBlock <= 1024, "block size");
 static_assert(kWarpsPerBlock <= kWarp, "warp 0 adds the warp sums in one shuffle tree");
 static_assert(kDefaultN <= kExactAnyOrder, "the per-element row is exact at the default n");
@@ -134,8 +84,7 @@ static_assert(kWarpRowMaxN == kExactAnyOrder * kWarp, "per-warp row: k = log2(32
 static_assert(kMaxN <= kExactAnyOrder * kBlock, "per-block row: k = log2(256) = 8");
 static_assert(isPowerOfTwo(kTreeGrid) && kTreeGrid <= 4 * kBlock, "tree grid; pass 2 is 1 block");
 static_assert(kMaxN / (size_t(kBlock) * kTreeGrid) <= kExactAnyOrder, "tree per-thread sum exact");
-// Above 2^24 the tree always runs kTreeGrid blocks (so its grid is a power of two): treeGrid(n)
-// takes min(kTreeGrid, n / (4 kBlock)), and 2^25 / 1024 = 2^15 > kTreeGrid.
+// Above 2^24 the tree runs kTreeGrid blocks (a power of two): 2^25 / (4 kBlock) = 2^15 > 1024.
 static_assert(2 * kExactAnyOrder / (4 * kBlock) >= size_t(kTreeGrid), "tree grid above 2^24");
 static_assert(kExhibitN == 2 * kExactAnyOrder, "the exhibit is the first power of two past 2^24");
 static_assert((size_t(1) << kSweepLastLog2) <= kMaxN && kSweepFirstLog2 % 2 == 0, "sweep sizes");
@@ -528,6 +477,13 @@ void poisonRow(Row r, const Buffers &b, size_t n) {
   }
 }
 
+// Fills in[0, n) with ones and waits: the input of every ones run.
+void fillOnes(const Buffers &b, size_t n) {
+  fillKernel<<<1024, kBlock>>>(b.in, n, 1.0f);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 struct Check {
   bool ok;
   double got;
@@ -566,27 +522,6 @@ struct Tally {
     return c.ok;
   }
 };
-
-// Every timed row: poison, run once, synchronize, check ("before timing"); time with
-// timeKernel(launch, poison); check what the LAST timed launch left ("after timing"). ok: both
-// checks passed.
-Timing measure(const std::function<void()> &launch, const std::function<void()> &poison,
-               const std::function<Check()> &check, const char *what, size_t n, Tally &tally,
-               bool &ok) {
-  poison();
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  ok = tally.expect(check(), what, n, "before timing");
-  Timing t = timeKernel(launch, poison);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  ok = tally.expect(check(), what, n, "after timing") && ok;
-  return t;
-}
-
-Timing measureRow(Row r, const Buffers &b, size_t n, Tally &tally, bool &ok) {
-  return measure([&] { launchRow(r, b, n); }, [&] { poisonRow(r, b, n); },
-                 [&] { return checkRow(r, b, n, double(n)); }, rowName(r), n, tally, ok);
-}
 
 // ==== The trapezoidal rule: launches, reference, bounds.
 enum class Trap { PerThread, ShufflePerBlock, SharedPerBlock, LockStepRace };
@@ -669,56 +604,111 @@ Check checkTrap(Trap k, const float *result, const TrapReference &ref) {
   return {ok, double(got), ref.hostSum};
 }
 
+// ==== timeKernel: CUDA events around batches of back-to-back launches of ONE configuration.
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back launches between one event pair
+
+struct Timing {
+  double ms;     // median over batches of (batch ms / launches): ms per launch
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// launch: enqueues one run on the default stream and checks cudaGetLastError(). poison: enqueues
+// cudaMemsetAsync(0xFF) of everything the run writes (NaN in a float), on the default stream.
+// Warm-up first (lazy loading makes a kernel's first launch pay its module load); then before
+// EACH batch poison(), outside the event pair, then the batch. So what the device holds when this
+// returns is what the LAST timed launch wrote, and every batch started from poison: a timed
+// launch that writes nothing, or adds to what an earlier launch left, fails the check after it.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perLaunch;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
+}
+
+// Every timed row: poison, run once, synchronize, check ("before timing"); time with
+// timeKernel(launch, poison); check what the LAST timed launch left ("after timing"). ok: both
+// checks passed.
+Timing measure(const std::function<void()> &launch, const std::function<void()> &poison,
+               const std::function<Check()> &check, const char *what, size_t n, Tally &tally,
+               bool &ok) {
+  poison();
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  ok = tally.expect(check(), what, n, "before timing");
+  Timing t = timeKernel(launch, poison);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  ok = tally.expect(check(), what, n, "after timing") && ok;
+  return t;
+}
+
+Timing measureRow(Row r, const Buffers &b, size_t n, Tally &tally, bool &ok) {
+  return measure([&] { launchRow(r, b, n); }, [&] { poisonRow(r, b, n); },
+                 [&] { return checkRow(r, b, n, double(n)); }, rowName(r), n, tally, ok);
+}
+
 #ifndef REDUCTION_HARNESS
 // ==== The runs: the table (+ exhibit, trapezoid, determinism), the sweep, the race demo.
 
-// One table cell: a number, printf-formatted (counts up to 2^32 print exactly as "%.0f").
-static std::string cell(const char *format, double v) {
+using Cells = std::vector<std::string>;
+static std::string cell(const char *format, double v) { // counts up to 2^32 print exactly: %.0f
   char s[64];
   std::snprintf(s, sizeof(s), format, v);
   return s;
 }
 
-// Prints a Markdown table (the header, the |---| rule, the rows), each column as wide as its
-// widest cell; a column whose first row starts with a digit holds numbers: right-aligned.
-using Cells = std::vector<std::string>;
-static void printTable(const Cells &head, std::vector<Cells> rows) {
-  rows.insert(rows.begin(), {head, Cells(head.size())});
-  for (size_t c = 0; c < head.size(); ++c) {
+// Prints rows[0] (the header), the |---| rule, then the other rows as a Markdown table, each
+// column as wide as its widest cell and right-aligned if its first cell under the rule is a number.
+static void printTable(std::vector<Cells> rows) {
+  rows.insert(rows.begin() + 1, Cells(rows[0].size()));
+  std::vector<std::string> lines(rows.size());
+  for (size_t c = 0; c < rows[0].size(); ++c) {
     size_t w = 0;
     for (const Cells &r : rows) {
       w = std::max(w, r[c].size());
     }
     bool number = rows.size() > 2 && rows[2][c][0] >= '0' && rows[2][c][0] <= '9';
     for (size_t i = 0; i < rows.size(); ++i) {
-      std::string &s = rows[i][c], pad(w - s.size(), i == 1 ? '-' : ' ');
-      s = i == 1 ? "-" + pad + "-" : " " + (number ? pad + s : s + pad) + " ";
+      const std::string &s = rows[i][c], pad(w - s.size(), i == 1 ? '-' : ' ');
+      lines[i] += i == 1 ? "|-" + pad + "-" : "| " + (number ? pad + s : s + pad) + " ";
     }
   }
-  for (const Cells &r : rows) {
-    for (const std::string &s : r) {
-      std::printf("|%s", s.c_str());
-    }
-    std::printf("|\n");
+  for (const std::string &line : lines) {
+    std::printf("%s|\n", line.c_str());
   }
-}
-
-static void fillOnes(const Buffers &b, size_t n) {
-  fillKernel<<<1024, kBlock>>>(b.in, n, 1.0f);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 static void runTable(const Buffers &b, size_t n, const cudaDeviceProp &prop, Tally &tally) {
   fillOnes(b, n);
-  std::vector<Cells> rows;
+  std::vector<Cells> rows{{"row", "produces", "blocks", "atomics", "MB", "us", "spread %", "GB/s",
+                           "% of copy", "check"}};
   std::string skipped;
   double copyGBs = 0.0;
   for (Row r : kRows) {
     bool ok = true;
-    if (rowSkipReason(r, n) != nullptr) {
-      skipped += std::string(rowName(r)) + ": not run at n = " + std::to_string(n) + ": " +
-                 rowSkipReason(r, n) + ".\n";
+    if (const char *why = rowSkipReason(r, n)) {
+      skipped +=
+          std::string(rowName(r)) + ": not run at n = " + std::to_string(n) + ": " + why + ".\n";
       continue;
     }
     Timing t = measureRow(r, b, n, tally, ok);
@@ -733,9 +723,7 @@ static void runTable(const Buffers &b, size_t n, const cudaDeviceProp &prop, Tal
               "batches of %d calls\n\n",
               n, n * 4.0 / (1 << 20), n * 4.0 <= prop.l2CacheSize ? "fits in" : "larger than",
               prop.l2CacheSize / (1024 * 1024), kBlock, kTimingBatches, kLaunchesPerBatch);
-  printTable({"row", "produces", "blocks", "atomics", "MB", "us", "spread %", "GB/s", "% of copy",
-              "check"},
-             rows);
+  printTable(rows);
   std::printf(
       "%s\nEach atomic row's timed call is cudaMemsetAsync(result, 0) + the kernel, both inside\n"
       "the timed region (the accumulator must start at 0 every call); the tree's call is its two\n"
@@ -770,7 +758,8 @@ static void runTrapezoid(const Buffers &b, Tally &tally) {
               "terms (double, exact) = %.15f\n\n",
               double(kTrapA), double(kTrapB), kTrapN, kTrapBlock, trapGrid(), ref.exact,
               ref.hostSum);
-  std::vector<Cells> rows;
+  std::vector<Cells> rows{{"row", "atomics", "us", "spread %", "result", "error vs host",
+                           "host bound", "error vs integral", "integral bound", "check"}};
   for (Trap k : {Trap::PerThread, Trap::ShufflePerBlock, Trap::SharedPerBlock}) {
     Check c{};
     bool ok = true;
@@ -784,9 +773,7 @@ static void runTrapezoid(const Buffers &b, Tally &tally) {
                     cell("%.3g", trapHostBound(k, ref)), cell("%.3g", std::fabs(c.got - ref.exact)),
                     cell("%.3g", trapIntegralBound(k, ref)), ok ? "in bound" : "FAIL"});
   }
-  printTable({"row", "atomics", "us", "spread %", "result", "error vs host", "host bound",
-              "error vs integral", "integral bound", "check"},
-             rows);
+  printTable(rows);
   std::printf(
       "\nhost bound = gamma_d x (host sum), gamma_d = d u / (1 - d u), u = 2^-24, d = float\n"
       "additions on a term's longest path: 2^20 when every thread adds into the one\n"
@@ -811,7 +798,7 @@ static void runDeterminism(const Buffers &b, size_t nMax, Tally &tally) {
   std::printf("\ndeterminism: n = %zu random floats in [0, 1) (std::mt19937, seed %u), each row "
               "summed %d times; host double sum %.3f\n\n",
               n, kSeed, kDeterminismRuns, exactSum);
-  std::vector<Cells> rows;
+  std::vector<Cells> rows{{"row", "runs", "distinct bit patterns", "smallest", "largest", "check"}};
   for (Row r : {Row::PerElement, Row::PerWarp, Row::PerBlock, Row::Tree}) {
     std::set<uint32_t> bits; // the distinct bit patterns
     float lo = INFINITY, hi = -INFINITY;
@@ -827,73 +814,67 @@ static void runDeterminism(const Buffers &b, size_t nMax, Tally &tally) {
       hi = std::max(hi, got);
     }
     double distinct = double(bits.size());
-    const char *verdict =
-        distinct == 1 ? "one pattern (atomics: allowed)" : "varies (atomics: allowed)";
-    if (r == Row::Tree) { // a fixed order of additions must give one bit pattern: counted
-      bool ok = tally.expect({distinct == 1, distinct, 1.0}, "determinism: tree (v8) bit patterns",
-                             n, "20 runs");
-      verdict = ok ? "one pattern (checked)" : "FAIL";
-    }
-    rows.push_back({rowName(r), cell("%.0f", kDeterminismRuns), cell("%.0f", distinct),
-                    cell("%.3f", lo), cell("%.3f", hi), verdict});
+    bool tree = r == Row::Tree; // a fixed order of additions must give one bit pattern: counted
+    bool ok = !tree || tally.expect({distinct == 1, distinct, 1.0},
+                                    "determinism: tree (v8) bit patterns", n, "20 runs");
+    rows.push_back(
+        {rowName(r), cell("%.0f", kDeterminismRuns), cell("%.0f", distinct), cell("%.3f", lo),
+         cell("%.3f", hi),
+         tree ? (ok ? "one pattern (checked)" : "FAIL")
+              : (distinct == 1 ? "one pattern (atomics: allowed)" : "varies (atomics: allowed)")});
   }
-  printTable({"row", "runs", "distinct bit patterns", "smallest", "largest", "check"}, rows);
+  printTable(rows);
   std::printf(
       "\nThe atomic rows add in whatever order the atomics reach the address; float addition is\n"
       "not associative, so the rounding, and the bits, can change from run to run. The tree's\n"
       "order is fixed by its code, so it must give one bit pattern: that is checked.\n");
 }
 
+// from[k]: the smallest swept n from which the tree is faster than atomic row k at that n and at
+// every larger n where the row ran (one noisy small size cannot make a crossover); 0: none.
 static void runSweep(const Buffers &b, const cudaDeviceProp &prop, Tally &tally) {
-  std::vector<size_t> ns;
-  std::vector<std::vector<double>> us; // us[size][row] per call; < 0: skipped
-  std::vector<Cells> rows;
-  for (size_t n = size_t(1) << kSweepFirstLog2; n <= size_t(1) << kSweepLastLog2; n *= 4) {
+  std::vector<Cells> rows{{"n", "MB", "input", "copy us", "per element us", "per warp us",
+                           "per block us", "tree us", "max spread %", "check"}};
+  const int tree = kRowCount - 1;
+  size_t from[kRowCount] = {};
+  for (int lg = kSweepFirstLog2; lg <= kSweepLastLog2; lg += 2) {
+    size_t n = size_t(1) << lg;
     fillOnes(b, n);
-    ns.push_back(n);
-    us.emplace_back(kRowCount, -1.0);
     rows.push_back({cell("%.0f", double(n)), cell("%.3f", n * 4.0 / 1e6),
                     n * 4.0 <= prop.l2CacheSize ? "L2-warm" : "DRAM"});
-    double spread = 0.0;
+    double us[kRowCount], spread = 0.0; // us per call; < 0: skipped
     bool allOk = true;
     for (int k = 0; k < kRowCount; ++k) {
       bool ok = true;
+      us[k] = -1.0;
       if (rowSkipReason(kRows[k], n) == nullptr) {
         Timing t = measureRow(kRows[k], b, n, tally, ok);
-        us.back()[k] = 1000 * t.ms;
+        us[k] = 1000 * t.ms;
         spread = std::max(spread, t.spread);
       }
       allOk = allOk && ok;
-      rows.back().push_back(us.back()[k] < 0 ? "skipped" : cell("%.2f", us.back()[k]));
+      rows.back().push_back(us[k] < 0 ? "skipped" : cell("%.2f", us[k]));
+    }
+    for (int k = 1; k < tree; ++k) {
+      from[k] = us[k] < 0 ? from[k] : us[tree] >= us[k] ? 0 : from[k] != 0 ? from[k] : n;
     }
     rows.back().insert(rows.back().end(), {cell("%.1f", spread), allOk ? "exact" : "FAIL"});
   }
   std::printf("\nsweep: us per call (median of %d batches of %d calls); L2 = %d MiB; atomic rows "
               "include their cudaMemsetAsync\n\n",
               kTimingBatches, kLaunchesPerBatch, prop.l2CacheSize / (1024 * 1024));
-  printTable({"n", "MB", "input", "copy us", "per element us", "per warp us", "per block us",
-              "tree us", "max spread %", "check"},
-             rows);
+  printTable(rows);
   std::printf("\n`input`: L2-warm = the input fits in L2, so repeated calls read it from L2; DRAM "
               "= it does not.\n`skipped`: the per-element row is exact only up to 2^24 = 16777216 "
               "(a float that adds\n1.0f stops growing there; see the exhibit of the default "
               "run).\n\n");
-  // The crossover: the smallest swept n from which the tree is faster than the atomic row at that
-  // n and at every larger n where the row ran (one noisy small size cannot make a crossover).
-  const int tree = kRowCount - 1;
   for (int k = 1; k < tree; ++k) {
-    size_t from = 0;
-    for (size_t j = ns.size(); j-- > 0 && !(us[j][k] >= 0 && us[j][tree] >= us[j][k]);) {
-      from = us[j][k] >= 0 ? ns[j] : from;
-    }
-    if (from == 0) {
-      std::printf("crossover, %s: none in range (the atomic row is as fast or faster at the "
-                  "largest n it ran)\n",
-                  rowName(kRows[k]));
-    } else {
-      std::printf("crossover, %s: the tree is faster from n = %zu (2^%d) on\n", rowName(kRows[k]),
-                  from, int(std::log2(double(from))));
-    }
+    std::string at = from[k] == 0
+                         ? "none in range (the atomic row is as fast or faster at the "
+                           "largest n it ran)"
+                         : "the tree is faster from n = " + std::to_string(from[k]) + " (2^" +
+                               std::to_string(int(std::log2(double(from[k])))) + ") on";
+    std::printf("crossover, %s: %s\n", rowName(kRows[k]), at.c_str());
   }
 }
 
@@ -950,13 +931,11 @@ int main(int argc, char **argv) {
                                    : "unknown option '" + a + "'");
     }
   }
-  if (runs > 1) {
-    return usageError("--n, --sweep and --race-demo are separate runs: choose one");
-  }
-  if (n > kExactAnyOrder && !isPowerOfTwo(n)) {
-    return usageError(
-        "--n " + std::to_string(n) +
-        ": above 16777216 (2^24) a float sum of ones is exact only for a power of two");
+  if (runs > 1 || (n > kExactAnyOrder && !isPowerOfTwo(n))) {
+    return usageError(runs > 1 ? "--n, --sweep and --race-demo are separate runs: choose one"
+                               : "--n " + std::to_string(n) +
+                                     ": above 16777216 (2^24) a float sum of ones is exact only "
+                                     "for a power of two");
   }
   // Floats of input (the exhibit reads 2^25) and of copy destination; refused before allocating.
   size_t inN = sweep ? size_t(1) << kSweepLastLog2 : raceDemo ? 1 : std::max(n, kExhibitN);

@@ -56,47 +56,6 @@
 #define DELAY_BEFORE_PUBLISH(block)
 #endif
 
-// timeKernel: CUDA events around batches of back-to-back launches of ONE row.
-constexpr int kTimingBatches = 11;    // odd, so the median is one batch
-constexpr int kLaunchesPerBatch = 20; // back-to-back calls between one event pair
-
-struct Timing {
-  double ms;     // median over batches of (batch ms / calls): ms per call
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
-
-// launch() enqueues one call (v8: both launches); poison() enqueues cudaMemsetAsync 0xFF (NaN)
-// over the row's outputs, OUTSIDE the event pair, before every batch. A synchronized warm-up call
-// first (a kernel's first launch pays its module load). So every batch starts from poison, and
-// what the outputs hold when this returns is what the LAST timed launch wrote: a check after
-// timing checks the timed launches themselves. Returns ms per call (median batch) and spread %.
-template <typename Launch, typename Poison>
-Timing timeKernel(Launch launch, Poison poison) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perLaunch;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    poison();
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kLaunchesPerBatch; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perLaunch.begin(), perLaunch.end());
-  double median = perLaunch[perLaunch.size() / 2];
-  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
-}
-
 // The lesson's constants and the exactness argument they must keep.
 // snippet: constants
 constexpr int kBlock = 256;                    // threads a block, every reduction kernel
@@ -136,6 +95,8 @@ static_assert(kDefaultN % (size_t(4) * kBlock * kGrid) == 0, "equal float4 count
 static_assert(kDefaultN / (size_t(kBlock) * kGrid) <= kExactAnyOrder, "per-thread sum exact");
 // Every thread total is at most kMaxN / (1 block x kBlock) = 2^24: exact in any order.
 static_assert(kMaxN / kBlock <= kExactAnyOrder, "per-thread sums stay exact up to kMaxN");
+
+// ==== Kernels and the device functions they share, in row order.
 
 // Device helpers shared by every reduction row (day 25's v7 loads, a shuffle-first block reduce).
 // snippet: helpers
@@ -569,6 +530,47 @@ void runRepetition(const float *in, size_t n, double want, int grid, int reps, c
                   double(lastWrong[k]) - want, c[2 * k + 1]);
     }
   }
+}
+
+// timeKernel: CUDA events around batches of back-to-back launches of ONE row.
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back calls between one event pair
+
+struct Timing {
+  double ms;     // median over batches of (batch ms / calls): ms per call
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// launch() enqueues one call (v8: both launches); poison() enqueues cudaMemsetAsync 0xFF (NaN)
+// over the row's outputs, OUTSIDE the event pair, before every batch. A synchronized warm-up call
+// first (a kernel's first launch pays its module load). So every batch starts from poison, and
+// what the outputs hold when this returns is what the LAST timed launch wrote: a check after
+// timing checks the timed launches themselves. Returns ms per call (median batch) and spread %.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perLaunch;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
 }
 
 #ifndef REDUCTION_HARNESS

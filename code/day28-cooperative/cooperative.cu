@@ -1,32 +1,24 @@
-// Day 28: cooperative groups — one launch with grid.sync(), and a block sum for any whole-warp
-// block size.
+// Day 28: cooperative groups — one launch with grid.sync(), a block sum for any whole-warp size.
 //
-// One input (n floats, all 1.0f, so the right sum is n) at n = 2^16, 2^20, 2^24 and 2^26. Rows,
-// one change between neighbours:
+// Rows at n = 2^16, 2^20, 2^24, 2^26 (all 1.0f: the right sum is n), one change between neighbours:
 //   copy                      the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   v8 two passes, shuffle    day 25's v8 shape: float4 loads, a warp-shuffle block sum; pass 1 on
 //                             1024 blocks leaves one partial a block, pass 2 (one block) adds them.
-//   cooperative, shuffle      the same two phases in ONE launch (cudaLaunchCooperativeKernel, on
-//                             the grid that can be co-resident: occupancy x SMs): every block
-//                             writes its partial, grid.sync() waits for all, block 0 adds them.
-//   cooperative, cg::reduce   the block sum with cooperative groups: cg::reduce over each warp's
-//                             32-lane group, one shared slot a warp, no log-step loop of our own.
-//   two passes, cg::reduce    the two-pass shape with that block sum at 32, 96, 192, 256, 480, 768
-//                             and 1024 threads (largest n only): whole warps, no power of two.
-// Work: whole tiles of 1024 floats, tile t to block t % B (plus a scalar head and a rest), so
-// every partial is a multiple of 2^10 and the sum of ones is exact to 2^34 on the cooperative
-// grid, which is no power of two (the README has the argument).
+//   cooperative, shuffle      both passes in ONE cooperative launch on the co-resident grid
+//                             (occupancy x SMs): partials, grid.sync(), block 0 adds them.
+//   cooperative, cg::reduce   its block sum by cg::reduce over 32-lane groups, one slot a warp.
+//   two passes, cg::reduce    v8 with it at 32, 96, 192, 256, 480, 768, 1024 threads (largest n).
+// Blocks own whole tiles of 1024 floats (tile t: block t % B), so every partial is a multiple of
+// 2^10 and the sum of ones is exact to 2^34 on the cooperative grid, no power of two (README).
 //
 // Checked: every row, exactly, before it is timed and on what the LAST TIMED launch left (batches
 // start from NaN poison). Refused before any allocation (exit 2): a block that is not whole warps,
 // a cooperative grid larger than can be co-resident (a launch that could hang is never made). NOT
-// checked: speed. The edge matrix, second input, guards and sanitizer runs:
-// tests/harness/day28-cooperative.cu.
+// checked: speed. Edge matrix, second input, guards, sanitizers: tests/harness/day28-cooperative.cu
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o cooperative code/day28-cooperative/cooperative.cu
 //        (no -rdc: since CUDA 11 grid.sync() is inline code in <cooperative_groups.h>)
-// Run:   ./cooperative  (--n, --offset, --blocks, --threads: --help)
-// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or a device without cooperative
-//        launch, a block that fits or 32-lane warps; 2 bad usage.
+// Run:   ./cooperative [--help]; exit 0 all checks passed, 1 a check failed, a CUDA error or a
+//        device without cooperative launch, a block that fits or 32-lane warps, 2 bad usage.
 
 // snippet: includes
 #include <algorithm>
@@ -56,54 +48,10 @@ namespace cg = cooperative_groups; // `cg` in the Needs lines below
   } while (0)
 // end snippet
 
-// The test program's delay injection (tests/harness/delay.h) makes a chosen block sleep here, just
-// before it publishes its partial; in the lesson the hook is empty.
+// Empty in the lesson; the test program's delay.h makes a chosen block sleep before it publishes.
 #ifndef DELAY_BEFORE_PUBLISH
 #define DELAY_BEFORE_PUBLISH(block)
 #endif
-
-// ==== timeKernel: CUDA events around batches of back-to-back launches of ONE row.
-constexpr int kTimingBatches = 11;    // odd, so the median is one batch
-constexpr int kLaunchesPerBatch = 20; // back-to-back launches between one event pair
-
-struct Timing {
-  double ms;     // median over batches of (batch ms / launches): ms per launch
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
-
-// launch: enqueues one run of the row on the default stream (and checks cudaGetLastError()).
-// poison: enqueues cudaMemsetAsync 0xFF (NaN) of the row's outputs on the default stream.
-// Warm-up first: launch() once, synchronized (lazy loading makes a kernel's first launch pay its
-// module load). Then kTimingBatches batches: poison() BEFORE each batch, outside the event pair,
-// then kLaunchesPerBatch launches between one event pair. So every batch starts from poison, and
-// what the outputs hold when this returns is what the LAST timed launch wrote: the caller checks
-// it. Returns ms per launch (median) and the spread. Any CUDA failure exits 1 through CUDA_CHECK.
-template <typename Launch, typename Poison>
-Timing timeKernel(Launch launch, Poison poison) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perLaunch;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    poison();
-    CUDA_CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kLaunchesPerBatch; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perLaunch.begin(), perLaunch.end());
-  double median = perLaunch[perLaunch.size() / 2];
-  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
-}
 
 // ==== The lesson's constants and the exactness argument they must keep.
 // snippet: constants
@@ -118,16 +66,14 @@ constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB, the
 constexpr int kTwoPassGrid = 1024;                 // blocks of pass 1 in every two-pass row
 constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
 constexpr size_t kMaxN = size_t(1) << 32;          // largest --n (needs 2 x 16 GiB on the device)
-// Block sizes of the cg::reduce two-pass rows: whole warps, most of them not powers of two.
+// The cg::reduce two-pass rows' block sizes (whole warps, most not powers of two); the table's n.
 constexpr int kLadder[] = {32, 96, 192, 256, 480, 768, 1024};
-// The sizes of the table: latency-bound, L2-resident, 2^24 and 2^26 from DRAM.
 constexpr size_t kTimedSizes[] = {size_t(1) << 16, size_t(1) << 20, size_t(1) << 24, kDefaultN};
 
 constexpr bool isPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
 }
-// The block sums give every warp one shared slot and split the block into 32-lane groups: a block
-// must be a whole number of warps. --threads is refused unless this holds.
+// The block sums need whole warps (one shared slot a warp, 32-lane groups); so does --threads.
 constexpr bool wholeWarps(int threads) {
   return threads >= kWarp && threads <= 1024 && threads % kWarp == 0;
 }
@@ -135,20 +81,17 @@ constexpr bool wholeWarps(int threads) {
 constexpr size_t tilesPerBlockMax(size_t n, size_t blocks) {
   return (n / kTileFloats + blocks - 1) / blocks;
 }
-
 constexpr bool ladderIsWholeWarps(size_t i = 0) {
   return i == std::size(kLadder) || (wholeWarps(kLadder[i]) && ladderIsWholeWarps(i + 1));
 }
 static_assert(wholeWarps(kBlock) && ladderIsWholeWarps(), "every block size is whole warps");
-// Exactness above 2^24 (the lemma): if every value added is a multiple of 2^k, every running sum is
-// exact while it stays <= 2^(24+k). Block partials are whole tiles of ones, multiples of 2^10, so
-// the finishing sums are exact up to 2^34 >= the largest n.
+// The lemma: sums of multiples of 2^k are exact while <= 2^(24+k). Partials are whole tiles of
+// ones, multiples of 2^10, so the finishing sums are exact up to 2^34 >= the largest n.
 static_assert(isPowerOfTwo(kTileFloats) && kMaxN <= kExactAnyOrder * kTileFloats, "tile lemma");
-// Inside a block the running sums reach its partial, so a partial must stay <= 2^24: true for the
-// two-pass grid at the largest n (the cooperative grid is checked on the host, it is the GPU's).
+// Block partials (a block's running sums reach them) <= 2^24: two-pass here, cooperative on host.
 static_assert(tilesPerBlockMax(kMaxN, kTwoPassGrid) * kTileFloats <= kExactAnyOrder,
               "two-pass block partials exact");
-// Above 2^24 only offset 0 and powers of two are allowed: whole tiles, no head, no rest.
+// Above 2^24 only offset 0 and powers of two: whole tiles, no head, no rest.
 static_assert(isPowerOfTwo(kDefaultN) && kDefaultN % kTileFloats == 0, "default n is whole tiles");
 
 // ==== Kernels and the device functions they share, in row order.
@@ -568,23 +511,74 @@ static bool checkRow(const Row &r, const Buffers &b, size_t n, double want, cons
   return false;
 }
 
+// ==== timeKernel: CUDA events around batches of back-to-back launches of ONE row.
+constexpr int kTimingBatches = 11;    // odd, so the median is one batch
+constexpr int kLaunchesPerBatch = 20; // back-to-back launches between one event pair
+
+struct Timing {
+  double ms;     // median over batches of (batch ms / launches): ms per launch
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// launch: enqueues one run of the row on the default stream (and checks cudaGetLastError()).
+// poison: enqueues cudaMemsetAsync 0xFF (NaN) of the row's outputs on the default stream.
+// Warm-up first: launch() once, synchronized (lazy loading makes a kernel's first launch pay its
+// module load). Then kTimingBatches batches: poison() BEFORE each batch, outside the event pair,
+// then kLaunchesPerBatch launches between one event pair. So every batch starts from poison, and
+// what the outputs hold when this returns is what the LAST timed launch wrote: the caller checks
+// it. Returns ms per launch (median) and the spread. Any CUDA failure exits 1 through CUDA_CHECK.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perLaunch;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int i = 0; i < kLaunchesPerBatch; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perLaunch.push_back(double(ms) / kLaunchesPerBatch);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perLaunch.begin(), perLaunch.end());
+  double median = perLaunch[perLaunch.size() / 2];
+  return {median, 100.0 * (perLaunch.back() - perLaunch.front()) / median};
+}
+
 #ifndef REDUCTION_HARNESS
 // ==== main: the options, then every row checked, timed and checked again, then the table.
 static const char *kUsage =
-    "usage: cooperative [--n N] [--offset K] [--blocks B] [--threads T] [--help]\n"
-    "  --n N        one size, not 2^16 .. 2^26: 1..2^24, or a power of two up to 2^32 (exact "
-    "sums)\n"
-    "  --offset K   the input starts K = 0..3 floats past a 256-byte boundary (needs --n <= 2^24)\n"
-    "  --blocks B   the cooperative grid: 1 .. what can be co-resident (default: all of it)\n"
-    "  --threads T  the cg::reduce two-pass row at T threads only: a multiple of 32 up to 1024\n"
-    "exit codes: 0 all exact; 1 a check failed, CUDA error, device lacks a feature; 2 bad usage\n";
+    R"(usage: cooperative [--n N] [--offset K] [--blocks B] [--threads T] [--help]
+  --n N        one size, not 2^16 .. 2^26: 1..2^24, or a power of two up to 2^32 (exact sums)
+  --offset K   the input starts K = 0..3 floats past a 256-byte boundary (needs --n <= 2^24)
+  --blocks B   the cooperative grid: 1 .. what can be co-resident (default: all of it)
+  --threads T  the cg::reduce two-pass row at T threads only: a multiple of 32 up to 1024
+exit codes: 0 all exact; 1 a check failed, CUDA error, device lacks a feature; 2 bad usage
+)";
 
-// The options; bad usage is one line on stderr and exit 2, before any device call.
+// The knobs (0: the default), and what the device offers the run.
 struct Options {
-  size_t n = 0, offset = 0, blocks = 0, threads = 0; // 0: the defaults
+  size_t n = 0, offset = 0, blocks = 0, threads = 0;
 };
-// -1: parsed; else the exit code (0 after --help, 2 on bad usage).
-static int parseOptions(int argc, char **argv, Options &o) {
+struct Device {
+  cudaDeviceProp p;
+  int sms = 0, l2MiB = 0, maxCoResident = 0; // blocks of both cooperative kernels, whole GPU
+  unsigned int coopGrid = 0;                 // --blocks, else all that can be co-resident
+  size_t maxPartials = 0;                    // floats of the partials buffer
+};
+
+// Every refusal, before any allocation: -1 the run can go; else the exit code (0 after --help; 2
+// bad usage or a knob the device cannot honour; 1 a device without a feature: one line on stderr).
+static int parseAndCheck(int argc, char **argv, Options &o, Device &d) {
   for (int i = 1; i < argc; i += 2) {
     std::string a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : "(no value)";
@@ -614,19 +608,7 @@ static int parseOptions(int argc, char **argv, Options &o) {
     std::fprintf(stderr, "error: --offset %zu needs an --n up to 16777216 (2^24)\n", o.offset);
     return 2;
   }
-  return -1;
-}
-
-// What the device offers the run: its properties and the cooperative grid.
-struct Device {
-  cudaDeviceProp p;
-  int sms = 0, l2MiB = 0, maxCoResident = 0; // blocks of both cooperative kernels, whole GPU
-  unsigned int coopGrid = 0;                 // --blocks, else all that can be co-resident
-  size_t maxPartials = 0;                    // floats of the partials buffer
-};
-// 0: the run can go; 1: the device lacks a feature; 2: a knob it cannot honour. One line on
-// stderr for 1 and 2. Nothing is allocated.
-static int checkDevice(const Options &o, size_t maxN, Device &d) {
+  size_t maxN = o.n != 0 ? o.n : kDefaultN;     // the largest n of the run
   CUDA_CHECK(cudaGetDeviceProperties(&d.p, 0)); // device 0, the current device of this process
   d.sms = d.p.multiProcessorCount, d.l2MiB = d.p.l2CacheSize / (1024 * 1024);
   d.maxCoResident =
@@ -646,7 +628,7 @@ static int checkDevice(const Options &o, size_t maxN, Device &d) {
       : need > freeBytes ? "not enough free device memory for n"
                          : nullptr;
   if (why == nullptr) {
-    return 0;
+    return -1;
   }
   std::fprintf(stderr,
                "error: %s (%s: cooperative launch %d, warp %d, %d x %d co-resident "
@@ -656,25 +638,21 @@ static int checkDevice(const Options &o, size_t maxN, Device &d) {
   return lacks ? 1 : 2;
 }
 
-// One row at one n: poison, one run, check ("before timing"); timeKernel; check what the last
-// timed launch left ("after timing"). Appends the row's line to `table`; copyGBs and v8Ms carry
-// the copy and v8 rows of this n to the rows after them. Returns the failed checks (0..2).
+// One row at one n: poison, run, check ("before timing"); timeKernel; check what the last timed
+// launch left ("after timing"). Appends the row's line to `table`; returns the failed checks.
 static int measureRow(const Row &r, const Buffers &b, size_t n, const Device &d, double &copyGBs,
                       double &v8Ms, std::string &table) {
-  auto launch = [&] { launchRow(r, b, n); };
-  auto poison = [&] { poisonRow(r, b, n); };
-  poison();
-  launch();
+  poisonRow(r, b, n);
+  launchRow(r, b, n);
   CUDA_CHECK(cudaDeviceSynchronize());
   int bad = !checkRow(r, b, n, double(n), "before timing");
-  Timing t = timeKernel(launch, poison);
+  Timing t = timeKernel([&] { launchRow(r, b, n); }, [&] { poisonRow(r, b, n); });
   bad += !checkRow(r, b, n, double(n), "after timing");
-  // MB (10^6 bytes): the copy reads and writes n floats; a reduction reads n and its partials.
-  double bytes = double(n) * sizeof(float);
+  double bytes = double(n) * sizeof(float); // the copy: read + written; a reduction: + partials
   double mb = (r.kind == Kind::Copy ? 2 * bytes : bytes + double(r.blocks) * sizeof(float)) / 1e6;
-  double gbs = mb / t.ms; // MB / us x 1000
-  copyGBs = r.kind == Kind::Copy ? gbs : copyGBs;
-  v8Ms = r.kind == Kind::TwoPassShuffle ? t.ms : v8Ms;
+  double gbs = mb / t.ms;                              // MB / us x 1000
+  copyGBs = r.kind == Kind::Copy ? gbs : copyGBs;      // this n's copy and v8 rows come first:
+  v8Ms = r.kind == Kind::TwoPassShuffle ? t.ms : v8Ms; // the rows after them compare with them
   char vs[16] = "-", line[256];
   if (r.kind != Kind::Copy) {
     std::snprintf(vs, sizeof vs, "%.2fx", v8Ms / t.ms);
@@ -690,7 +668,7 @@ static int measureRow(const Row &r, const Buffers &b, size_t n, const Device &d,
   return bad;
 }
 
-// The lines above and below the table: how the rows ran, and how to read them.
+// After all rows, so below any CHECK FAILED line: how the rows ran, the table, how to read it.
 static void printTable(const Options &o, const Device &d, const std::string &table) {
   std::printf(
       "\nreductions: blocks own whole tiles of %zu floats (float4 loads, offset %zu); median "
@@ -705,9 +683,7 @@ static void printTable(const Options &o, const Device &d, const std::string &tab
       "| row                        |          n | input   | threads | blocks |       MB |    "
       "    us | spread %% |    GB/s | %% of copy | vs two-pass | produces  | check |\n"
       "|----------------------------|------------|---------|---------|--------|----------|---"
-      "-------|----------|---------|-----------|-------------|-----------|-------|\n%s",
-      table.c_str());
-  std::printf(
+      "-------|----------|---------|-----------|-------------|-----------|-------|\n%s"
       "\nEvery reduction row leaves one float on the device: the two-pass rows with a second\n"
       "launch (one block adds the %d partials), the cooperative rows with grid.sync() and block 0\n"
       "in the same launch. vs two-pass = v8's us / this row's us at the same n (above 1.00x the\n"
@@ -718,21 +694,18 @@ static void printTable(const Options &o, const Device &d, const std::string &tab
       "input = L2-warm: the input and the copy's destination fit in this GPU's %d MiB L2 and\n"
       "every timed call reads the same buffers, so those rows measure L2, not DRAM bandwidth;\n"
       "DRAM: they do not fit, so the calls read DRAM.\n",
-      kTwoPassGrid, d.l2MiB);
+      table.c_str(), kTwoPassGrid, d.l2MiB);
 }
 
 int main(int argc, char **argv) {
   Options o;
-  if (int rc = parseOptions(argc, argv, o); rc >= 0) {
+  Device d;
+  if (int rc = parseAndCheck(argc, argv, o, d); rc >= 0) {
     return rc;
   }
   std::vector<size_t> sizes(std::begin(kTimedSizes), std::end(kTimedSizes));
   sizes = o.n != 0 ? std::vector<size_t>{o.n} : sizes;
   size_t maxN = sizes.back();
-  Device d;
-  if (int rc = checkDevice(o, maxN, d); rc != 0) {
-    return rc;
-  }
   std::printf("GPU: %s | cc %d.%d | %d SMs | %zu KiB shared/block | %d MiB L2 | warp %d\n",
               d.p.name, d.p.major, d.p.minor, d.sms, d.p.sharedMemPerBlock / 1024, d.l2MiB,
               d.p.warpSize);
@@ -744,14 +717,9 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaMalloc(&b.partials, d.maxPartials * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&b.result, sizeof(float)));
   CUDA_CHECK(cudaMalloc(&b.diff, sizeof(unsigned long long)));
-  b.in = inAlloc + o.offset;
-  b.out = outAlloc + o.offset;
+  b.in = inAlloc + o.offset, b.out = outAlloc + o.offset;
 
-  // At every size: copy, v8, the two cooperative rows; at the largest, the cg::reduce ladder (or
-  // --threads). % of copy and `vs two-pass` use the copy and v8 rows of the same n. The table is
-  // printed after all rows, below any CHECK FAILED line.
-  std::vector<int> ladder(std::begin(kLadder), std::end(kLadder));
-  ladder = o.threads != 0 ? std::vector<int>{int(o.threads)} : ladder;
+  // Every n: copy, v8, both cooperative rows; the largest also the cg::reduce rows (or --threads).
   int checks = 0, failures = 0;
   std::string table;
   for (size_t n : sizes) {
@@ -761,13 +729,12 @@ int main(int argc, char **argv) {
                              {Kind::TwoPassShuffle, kBlock, kTwoPassGrid},
                              {Kind::CooperativeShuffle, kBlock, d.coopGrid},
                              {Kind::CooperativeCg, kBlock, d.coopGrid}};
-    for (size_t i = 0; n == maxN && i < ladder.size(); ++i) {
-      rows.push_back({Kind::TwoPassCg, ladder[i], kTwoPassGrid});
+    for (size_t i = 0; n == maxN && i < (o.threads != 0 ? 1 : std::size(kLadder)); ++i) {
+      rows.push_back({Kind::TwoPassCg, o.threads != 0 ? int(o.threads) : kLadder[i], kTwoPassGrid});
     }
     double copyGBs = 0.0, v8Ms = 0.0;
     for (const Row &r : rows) {
-      failures += measureRow(r, b, n, d, copyGBs, v8Ms, table);
-      checks += 2;
+      failures += measureRow(r, b, n, d, copyGBs, v8Ms, table), checks += 2;
     }
   }
   printTable(o, d, table);

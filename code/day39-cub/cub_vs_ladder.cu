@@ -62,70 +62,6 @@ namespace cg = cooperative_groups;
 #define DELAY_BEFORE_PUBLISH(block)
 #endif
 
-// Timing: CUDA events around batches of calls of ONE row at ONE size.
-constexpr int kTimingBatches = 7; // odd, so the median is one batch
-
-struct Timing {
-  double us;     // median over batches of (batch us / calls): us per call
-  double spread; // (slowest batch - fastest batch) / median, in percent
-};
-
-// Stream mode. launch() enqueues one call of the row (all its launches, each followed by
-// cudaGetLastError) on `stream`; poison() enqueues there memsets that make the row's outputs wrong.
-// Day 39 varies the calls a batch (they scale with n) and the stream (graph capture needs one the
-// program created). Warm-up first (lazy loading makes a kernel's first launch pay its module
-// load), then kTimingBatches batches: poison() OUTSIDE the event pair, then `calls` back-to-back
-// calls between the events. So every batch starts from poison, and what the outputs hold
-// afterwards is what the LAST timed call wrote.
-template <typename Launch, typename Poison>
-Timing timeKernel(Launch launch, Poison poison, int calls, cudaStream_t stream) {
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> perCall;
-  for (int b = 0; b < kTimingBatches; ++b) {
-    poison();
-    CUDA_CHECK(cudaEventRecord(start, stream));
-    for (int i = 0; i < calls; ++i) {
-      launch();
-    }
-    CUDA_CHECK(cudaEventRecord(stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    perCall.push_back(1000.0 * double(ms) / calls);
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(perCall.begin(), perCall.end());
-  double median = perCall[perCall.size() / 2];
-  return {median, 100.0 * (perCall.back() - perCall.front()) / median};
-}
-
-// Graph mode. launch() is called `calls` times while `stream` is captured (each launch becomes a
-// graph node; the legacy stream cannot be captured), the graph instantiated once, and ONE replay
-// of it timed as one launch by timeKernel: its warm-up replay uploads the graph, each batch is
-// poison() then one replay, and afterwards the outputs hold what the LAST replay wrote.
-template <typename Launch, typename Poison>
-Timing timeGraph(Launch launch, Poison poison, int calls, cudaStream_t stream) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < calls; ++i) {
-    launch();
-  }
-  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  auto replay = [&] { CUDA_CHECK(cudaGraphLaunch(exec, stream)); };
-  Timing t = timeKernel(replay, poison, 1, stream);
-  t.us /= calls; // per call; the spread, a ratio, stays
-  CUDA_CHECK(cudaGraphExecDestroy(exec));
-  CUDA_CHECK(cudaGraphDestroy(graph));
-  return t;
-}
-
 // The lesson's constants and the exactness argument they must keep.
 // snippet: constants
 constexpr int kBlock = 256;                           // threads a block: copy and the ladder rows
@@ -1024,6 +960,73 @@ static bool cooperativeCaptures(const Setup &s, const float *in, size_t n, cudaS
   }
   (void)cudaGetLastError(); // a refused capture leaves a (non-sticky) error: clear it
   return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// timeKernel and timeGraph: CUDA events around batches of calls of one row at one size.
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kTimingBatches = 7; // odd, so the median is one batch
+
+struct Timing {
+  double us;     // median over batches of (batch us / calls): us per call
+  double spread; // (slowest batch - fastest batch) / median, in percent
+};
+
+// Stream mode. launch() enqueues one call of the row (all its launches, each followed by
+// cudaGetLastError) on `stream`; poison() enqueues there memsets that make the row's outputs wrong.
+// Day 39 varies the calls a batch (they scale with n) and the stream (graph capture needs one the
+// program created). Warm-up first (lazy loading makes a kernel's first launch pay its module
+// load), then kTimingBatches batches: poison() OUTSIDE the event pair, then `calls` back-to-back
+// calls between the events. So every batch starts from poison, and what the outputs hold
+// afterwards is what the LAST timed call wrote.
+template <typename Launch, typename Poison>
+Timing timeKernel(Launch launch, Poison poison, int calls, cudaStream_t stream) {
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> perCall;
+  for (int b = 0; b < kTimingBatches; ++b) {
+    poison();
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < calls; ++i) {
+      launch();
+    }
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    perCall.push_back(1000.0 * double(ms) / calls);
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(perCall.begin(), perCall.end());
+  double median = perCall[perCall.size() / 2];
+  return {median, 100.0 * (perCall.back() - perCall.front()) / median};
+}
+
+// Graph mode. launch() is called `calls` times while `stream` is captured (each launch becomes a
+// graph node; the legacy stream cannot be captured), the graph instantiated once, and ONE replay
+// of it timed as one launch by timeKernel: its warm-up replay uploads the graph, each batch is
+// poison() then one replay, and afterwards the outputs hold what the LAST replay wrote.
+template <typename Launch, typename Poison>
+Timing timeGraph(Launch launch, Poison poison, int calls, cudaStream_t stream) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < calls; ++i) {
+    launch();
+  }
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  auto replay = [&] { CUDA_CHECK(cudaGraphLaunch(exec, stream)); };
+  Timing t = timeKernel(replay, poison, 1, stream);
+  t.us /= calls; // per call; the spread, a ratio, stays
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  return t;
 }
 
 #ifndef REDUCTION_HARNESS

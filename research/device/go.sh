@@ -9,8 +9,9 @@
 # ITEM:
 #   cap:DAY:MODE[,MODE...]  tools/capture.py of those lines of code/DAY/runs.txt -> cap/DAY/
 #   mut:DAY                 tools/mutation.py --transcript for that day          -> mut/
-#   nb                      tools/notebook.py --execute (needs the wheels: research/device/wheels.sh,
-#                           and carry [".whl"])                                  -> nb/
+#   nb                      tools/notebook.py --execute of the COMMITTED notebook (run
+#                           tools/notebook.py first after a lesson change; needs the wheels:
+#                           research/device/wheels.sh, and carry [".whl"])       -> nb/
 # Env: BUDGET (seconds from the start after which no item starts; default 560), RUNS (the mutation
 # run's --runs, default 1), JOBS (its --jobs, default 8). Timed runs (default, repeat-N) must run
 # alone: put them in a lane of their own and start no other lane beside them.
@@ -35,6 +36,7 @@ capture() { # DAY MODE: one runs.txt line through tools/capture.py
       *) echo "bad line: $line"; return 2 ;;
     esac
   done
+  case $mode in race-demo*) opts+=(--keep-failed) ;; esac # racecheck's non-zero exit is the record
   python3 tools/capture.py code/$day $mode --arch sm_90 --out-dir $S/cap/$day "${opts[@]}" \
     -- "${words[@]:$((i + 1))}" < /dev/null
 }
