@@ -103,7 +103,6 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
   }
 }
 
-// snippet: v4
 // v4: two loads a thread, then a shared-memory tree with sequential addressing (day 24's last
 // rung). Launch: blockDim.x = a power of two, dynamic shared memory blockDim.x floats; grid =
 // ceil(n / (2 * blockDim.x)) blocks so every element has exactly one reader. Writes
@@ -135,9 +134,7 @@ __global__ void reduceV4(const float *__restrict__ in, float *__restrict__ parti
     partials[blockIdx.x] = sdata[0];
   }
 }
-// end snippet
 
-// snippet: v4c
 // v4c: the cascade. A fixed grid walks the whole input with a grid-stride loop; each thread adds
 // many elements in a register (cheap) before one shared-memory tree a block (costly barriers).
 // Launch: blockDim.x a power of two, dynamic shared memory blockDim.x floats, any grid >= 1.
@@ -163,7 +160,6 @@ __global__ void reduceV4c(const float *__restrict__ in, float *__restrict__ part
     partials[blockIdx.x] = sdata[0];
   }
 }
-// end snippet
 
 // snippet: v5
 // v5: v4c whose shared tree stops at 64 live values; warp 0 then adds the last 64 with shuffles.
@@ -250,7 +246,6 @@ __device__ float blockReduceSum(float v, float *sdata) {
 }
 // end snippet
 
-// snippet: v6
 // v6: v5 with the block size a template argument (the tree above, unrolled by the compiler).
 // Launch: blockDim.x == kThreads exactly (the launcher passes the same constant to both), any
 // grid >= 1. Writes partials[blockIdx.x].
@@ -269,7 +264,6 @@ __global__ void reduceV6(const float *__restrict__ in, float *__restrict__ parti
     partials[blockIdx.x] = v;
   }
 }
-// end snippet
 
 // snippet: v7
 // v7: v6 with 16-byte loads. A float4 load must start on a 16-byte boundary; `in` may not (a
@@ -352,7 +346,6 @@ __global__ void reduceRaceDemo(const float *__restrict__ in, float *__restrict__
 }
 // end race exhibit
 
-// snippet: in-flight
 // --in-flight: one-pass sums that differ only in how many bytes each thread keeps on their way
 // from memory at once: kLoads independent loads of sizeof(T) bytes (T = float: 4, float4: 16), all
 // issued before the first add (kLoads accumulators, so no load waits for another). Little's law
@@ -396,7 +389,6 @@ __global__ void inFlight(const T *__restrict__ in, size_t count, float *__restri
     partials[blockIdx.x] = sum;
   }
 }
-// end snippet
 
 // Fills p[0, count) with `value` (the lesson's input: NaN around it, ones inside). Any block size,
 // any grid (grid-stride).

@@ -541,7 +541,6 @@ __global__ void __launch_bounds__(kThreads)
 }
 // end snippet
 
-// snippet: best-pdl
 // best + PDL, pass 1 (Hopper and newer): one tile a block -> partials[blockIdx.x]. Its FIRST
 // statement lets the dependent kernel (pass 2) be scheduled now, onto SMs this grid leaves free,
 // instead of after this grid ends. The trigger promises nothing about this grid's writes: the
@@ -593,7 +592,6 @@ __global__ void __launch_bounds__(kThreads)
     *result = s;
   }
 }
-// end snippet
 
 // Fills a ring of copies: element j of p[0, count) is 1.0f if j % slot < n, else NaN (the guard
 // after each copy). Any grid (grid-stride).
@@ -774,7 +772,6 @@ static void launchBest(const Call &c) {
                                                                              c.ticket, c.result);
   }
 }
-// snippet: best-pdl-launch
 // best + PDL: best, except that its one-tile-a-block range runs as two kernels, the second
 // launched with the programmatic-serialization attribute (CUDA 11.8+; takes effect on cc 9.0+).
 // `in` must be 16-byte aligned: launchBest checks it, this launcher does not (in the mid range a
@@ -803,7 +800,6 @@ static void launchBestPdl(const Call &c) {
   const float *partials = c.partials;
   CUDA_CHECK(cudaLaunchKernelEx(&config, bestPdlFinish<kMidThreads>, partials, tiles, c.result));
 }
-// end snippet
 
 // Why best + PDL cannot run ("": it can): the GPU, or kernels compiled for an older architecture
 // (an -arch=sm_75 build runs on an H200 through its compute_75 PTX, without the PDL calls).

@@ -196,6 +196,10 @@ CASES = [
          r"duplicate/code/day90-fixture/README.md:9: error: snippet `block-size` appears twice",
          r"duplicate/code/day90-fixture/fixture.cu:17: error: snippet `block-size` is marked "
          r"twice"),
+    case("readme.snippet_unquoted", 1, ["readme", "--check", f"{F}/snippets/unquoted"],
+         r"unquoted/code/day90-fixture/fixture.cu:4: error: snippet `warp-sum` is quoted by no "
+         r"block of .*unquoted/code/day90-fixture/README.md",
+         r"FAILED: readme: 1 README\(s\), 1 snippet\(s\) quoted by no README"),
     case("readme.old_marker", 1, ["readme", "--check", f"{F}/readme_old"],
          r"readme_old/code/day90-fixture/README.md:3: error: `<!-- snippet: block-size -->`: a "
          r"marker from before cog",

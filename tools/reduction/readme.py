@@ -14,7 +14,8 @@ each followed by the block it writes and `<!-- [[[end]]] -->`. Without --check t
 rewritten in place; with --check nothing changes and a block that differs fails with a diff (cog
 --check --diff). A marker with no transcript or no matching line, an unknown snippet, a snippet
 marked twice in the .cu or quoted twice in a README is an error, `README.md:LINE: error: ...`;
-so is a marker of the old form (`<!-- snippet: NAME -->`) or a snippet call not written as above.
+so is a marker of the old form (`<!-- snippet: NAME -->`), a snippet call not written as above,
+and a `// snippet:` region that no block of its day's README quotes (`FILE.cu:LINE: error:`).
 Exit 0; 1 when a block differs or an error stopped cog; 77 (`SKIPPED:`) without cogapp; 2 on bad
 usage (one line on stderr). The `<!-- build-line -->` block is the source, not generated: the
 capture, the notebook and the mutation run build with it (build_line, build_block).
@@ -187,6 +188,13 @@ def main(argv):
     if bad:
         print("\n".join(bad) + f"\nFAILED: readme: {len(bad)} marker(s) cog would not check")
         return 1
+    unquoted = []  # DESIGN section 2: a region is marked only where a README quotes it
+    for r in readmes:
+        names = {m.group(1) for l in transcript.read_lines(r) if (m := QUOTE.match(l))}
+        src, found, _ = regions(os.path.dirname(os.path.abspath(r)))
+        unquoted += [f"{transcript.show(src)}:{line}: error: snippet `{n}` is quoted by no block "
+                     f"of {transcript.show(r)}: quote it or drop its markers" for n, (line, _) in
+                     found.items() if n not in names]
     try:
         import cogapp
     except ImportError:
@@ -198,7 +206,10 @@ def main(argv):
                             "from reduction.readme import *"] +
                            (["--check", "--diff"] if a.check else ["-r"]) +
                            [transcript.show(r) for r in readmes])
-    print(f"{'FAILED' if rc else 'ok'}: readme: {len(readmes)} README(s)" +
-          (f", cog exit code {rc}: run tools/readme.py to regenerate" if rc else
-           (", every generated block current" if a.check else ", regenerated")))
-    return 1 if rc else 0
+    print("\n".join(unquoted + [f"{'FAILED' if rc or unquoted else 'ok'}: readme: {len(readmes)} "
+                                "README(s)" + (f", cog exit code {rc}: run tools/readme.py to "
+                                               "regenerate" if rc else "") +
+                                (f", {len(unquoted)} snippet(s) quoted by no README" if unquoted
+                                 else "") + ("" if rc or unquoted else ", every generated block "
+                                             "current" if a.check else ", regenerated")]))
+    return 1 if rc or unquoted else 0
