@@ -11,7 +11,12 @@
 // sorted and reverse sorted, each for every unsigned row and the pairs rows, and the float keys
 // (random bits with -0.0, +0.0, -inf, +inf, -NaN, +NaN) for the float rows; best forced onto each
 // of its paths. --quick (the sanitizer runs) takes random, low and equal, and the one-bit row (96
-// launches a call, the 4-bit row's kernels with bits = 1) only up to n = 257.
+// launches a call, the 4-bit row's kernels with bits = 1) only up to n = 257. --tiles (racecheck,
+// with --quick) takes fewer: racecheck watches shared memory, whose use inside a block depends on
+// the tile (its shape, full or partial, the keys of its last warp row) and the keys, not on the
+// grid, so n = 0, 1, 3, 255, 257 and each tile exactly and + 1, the inputs random and low entropy
+// (in passes 2 to 4 every key has digit 0, the digit an empty lane's 256 shares its low 8 bits
+// with), and no timing paths (the matrix's kernels again).
 // Poisoned guard words before each output (64) and after it (n + 64Ki). Then at n = 1027 and 65537
 // (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a batch) and the check
 // reads what the last timed call wrote. Then the one-kernel-a-pass rows (the onesweep row, best's
@@ -35,12 +40,14 @@
 
 static const char *kHarnessUsage =
     "usage: day39-sort harness [--max-n N] [--seed S] [--quick] [--reps R] [--hang-s S]\n"
-    "                          [--part K/M]\n"
+    "                          [--part K/M] [--tiles]\n"
     "  every row of day 39's sort over the edge sizes up to N (default 16777216) and every input;\n"
     "  the timing paths; R back-to-back launches of each one-kernel-a-pass row (default 10000);\n"
     "  delay injection. A call still running after S seconds (default 20; give the sanitizer\n"
     "  runs more) is a hang: the run fails. --part K/M: only the variants K, K + M, K + 2M, ...\n"
-    "  (counting from 1), so that M processes share one slow sanitizer run.\n"
+    "  (counting from 1), so that M processes share one slow sanitizer run. --tiles (with\n"
+    "  --quick): n = 0, 1, 3, 255, 257 and each tile and + 1, random and low-entropy keys, no\n"
+    "  timing paths.\n"
     "exit codes: 0 all checks passed, 1 a check failed or a CUDA error, 2 bad usage.\n";
 
 // The repetition's check of one launch: bad = the smallest launch index k whose output words
@@ -60,14 +67,12 @@ __global__ void sameAs(const uint32_t *got, const uint32_t *want, size_t words,
 // --part K/M with 1 <= K <= M <= 8 (so every part has a variant); else one line on stderr
 // (bad usage: exit 2, before anything is allocated).
 static bool parsePart(const char *s, uint64_t &k, uint64_t &m) {
-  unsigned a = 0, b = 0;
-  char end;
-  if (s == nullptr || std::sscanf(s, "%u/%u%c", &a, &b, &end) != 2 || a < 1 || a > b || b > 8) {
+  const char *slash = s == nullptr ? nullptr : std::strchr(s, '/');
+  if (slash == nullptr || !harness::parseCount(std::string(s, slash).c_str(), 1000, k) ||
+      !harness::parseCount(slash + 1, 1000, m) || k < 1 || k > m || m > 8) {
     std::fprintf(stderr, "error: --part needs K/M, 1 <= K <= M <= 8 (see --help)\n");
     return false;
   }
-  k = a;
-  m = b;
   return true;
 }
 
@@ -81,7 +86,12 @@ struct Variant {
 
 int main(int argc, char **argv) {
   uint64_t reps = 10000, hangS = 20, part = 1, parts = 1;
+  bool tileEdges = false; // --tiles: racecheck's matrix (the header says why it suffices)
   harness::Options o = harness::parse(argc, argv, kHarnessUsage, [&](int c, char **v, int i) {
+    if (std::strcmp(v[i], "--tiles") == 0) {
+      tileEdges = true;
+      return 1;
+    }
     bool r = std::strcmp(v[i], "--reps") == 0, h = std::strcmp(v[i], "--hang-s") == 0;
     if (std::strcmp(v[i], "--part") == 0) {
       return parsePart(i + 1 < c ? v[i + 1] : nullptr, part, parts) ? 2 : -1;
@@ -96,6 +106,10 @@ int main(int argc, char **argv) {
     }
     return 2;
   });
+  if (tileEdges && !o.quick) {
+    std::fprintf(stderr, "error: --tiles needs --quick (see --help)\n");
+    return 2;
+  }
   harness::banner("day39-sort", o);
   Setup s;
   CUDA_CHECK(cudaGetDeviceProperties(&s.prop, 0));
@@ -227,16 +241,21 @@ int main(int argc, char **argv) {
     }
   };
   auto start = std::chrono::steady_clock::now();
-  auto took = [&](const char *part) { // the seconds since the last part: where the run's time goes
+  auto took = [&](const char *what) { // the seconds since the last part: where the run's time goes
     auto now = std::chrono::steady_clock::now();
-    std::printf("%s: %.1f s\n", part, std::chrono::duration<double>(now - start).count());
+    std::printf("%s: %.1f s\n", what, std::chrono::duration<double>(now - start).count());
     start = now;
   };
 
   // The matrix: n = 0, harness::sizes and the sort's own edges (the ladder's and onesweep's tile,
   // best's one block and best's onesweep tile: - 1, exactly, + 1, twice - 1, three times + 5; with
-  // --quick exactly and + 1), every input, every variant.
-  std::vector<size_t> sizes = harness::sizes(o);
+  // --quick exactly and + 1), every input, every variant. --tiles: 0, 1, 3, 255, 257 and the tiles.
+  std::vector<size_t> sizes;
+  for (size_t n : tileEdges ? std::vector<size_t>{1, 3, 255, 257} : harness::sizes(o)) {
+    if (n <= o.maxN) {
+      sizes.push_back(n);
+    }
+  }
   sizes.push_back(0);
   for (size_t tile : {size_t(1024), size_t(kTile), kOneBlockMax, size_t(kBestThreads) * kBestKeys,
                       size_t(kBestPairsThreads) * kBestPairsKeys, kSmallSweepMax}) {
@@ -253,7 +272,8 @@ int main(int argc, char **argv) {
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   size_t cases = 0;
   for (size_t n : sizes) {
-    for (int kind = 0; kind < (o.quick ? 3 : 5); ++kind) { // --quick: random, low, equal
+    // --quick: random, low entropy, all equal; --tiles: random, low entropy
+    for (int kind = 0; kind < (tileEdges ? 2 : o.quick ? 3 : 5); ++kind) {
       Reference ref = prepare(n, Input(kind), o.seed, false);
       ++cases;
       for (const Variant &v : variants) {
@@ -269,7 +289,8 @@ int main(int argc, char **argv) {
   // Both timing paths, as the lesson times them: every batch from poison, then the check reads
   // what the last timed call (stream) or the last replay (graph) wrote.
   for (size_t n : {size_t(1027), size_t(65537)}) {
-    if (n > o.maxN || (o.quick && n > 1027)) { // --quick: one size (the same code as the matrix's)
+    // --quick: one size (the same code as the matrix's); --tiles: none (the matrix's kernels)
+    if (n > o.maxN || (o.quick && n > 1027) || tileEdges) {
       continue;
     }
     Reference ref = prepare(n, Input::Random, o.seed, false);
