@@ -42,14 +42,12 @@ static const char *kHarnessUsage =
 // --part K/M with 1 <= K <= M <= 8 (so every part has a variant); else one line on stderr
 // (bad usage: exit 2, before anything is allocated).
 static bool parsePart(const char *s, uint64_t &k, uint64_t &m) {
-  unsigned a = 0, b = 0;
-  char end;
-  if (s == nullptr || std::sscanf(s, "%u/%u%c", &a, &b, &end) != 2 || a < 1 || a > b || b > 8) {
+  const char *slash = s == nullptr ? nullptr : std::strchr(s, '/');
+  if (slash == nullptr || !harness::parseCount(std::string(s, slash).c_str(), 1000, k) ||
+      !harness::parseCount(slash + 1, 1000, m) || k < 1 || k > m || m > 8) {
     std::fprintf(stderr, "error: --part needs K/M, 1 <= K <= M <= 8 (see --help)\n");
     return false;
   }
-  k = a;
-  m = b;
   return true;
 }
 
@@ -200,9 +198,9 @@ int main(int argc, char **argv) {
   };
 
   auto start = std::chrono::steady_clock::now();
-  auto took = [&](const char *part) { // the seconds since the last part: where the run's time goes
+  auto took = [&](const char *what) { // the seconds since the last part: where the run's time goes
     auto now = std::chrono::steady_clock::now();
-    std::printf("%s: %.1f s\n", part, std::chrono::duration<double>(now - start).count());
+    std::printf("%s: %.1f s\n", what, std::chrono::duration<double>(now - start).count());
     start = now;
   };
   size_t cases = 0;
