@@ -3,8 +3,9 @@
 # One lesson day: its executable (built for CMAKE_CUDA_ARCHITECTURES with warnings as errors), its
 # test program tests/harness/<day>.cu when there is one (the lesson file included with its main()
 # switched off), two host tests that compile the file with the README's one-line nvcc build for
-# sm_75 and sm_90, and one GPU test for each line of the day's run list, code/<day>/runs.txt —
-# the same list the capture writes transcripts of (REDUCTION_CAPTURE, below):
+# sm_75 and sm_90, a host test of both programs' bad usage and --help (<day>.usage), and one GPU
+# test for each line of the day's run list, code/<day>/runs.txt — the same list the capture
+# writes transcripts of (REDUCTION_CAPTURE, below):
 #
 #   MODE [--tool TOOL] [--harness] -- ARGS...
 #
@@ -44,13 +45,19 @@ function(reduction_day)
   set_target_properties(${D_TARGET} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   set(harness_src ${REDUCTION_ROOT}/tests/harness/${day}.cu)
+  set(exes $<TARGET_FILE:${D_TARGET}>)
   if(EXISTS ${harness_src})
     add_executable(${D_TARGET}_harness ${harness_src})
     target_compile_options(${D_TARGET}_harness PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:${REDUCTION_CUDA_WARNINGS}>)
     set_target_properties(${D_TARGET}_harness PROPERTIES
       RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+    list(APPEND exes $<TARGET_FILE:${D_TARGET}_harness>)
   endif()
+  # Bad usage and --help of the lesson and its test program, needing no GPU (cmake/usage.cmake).
+  add_test(NAME ${day}.usage
+    COMMAND ${CMAKE_COMMAND} "-DEXES=${exes}" -P ${REDUCTION_ROOT}/cmake/usage.cmake)
+  set_tests_properties(${day}.usage PROPERTIES LABELS host)
 
   foreach(arch sm_75 sm_90)
     # The README's own build line, as written but for the arch: any compiler output fails.
