@@ -5,8 +5,7 @@
 //   A512  A with 512-thread tiles (8192 floats)
 //   K8/K16  ONE cluster of 8 / 16 blocks (16 needs the non-portable size); cluster.sync(); block 0
 //         adds the blocks' sums through cluster.map_shared_rank; no ticket, no partials
-// Was:
-// timed as day 39 times (CUDA-graph replay of a batch of calls over rotating input copies, and
+// Timed as day 39 times (CUDA-graph replay of a batch of calls over rotating input copies, and
 // stream launches; median of 7 batches; the output poisoned before every batch and checked after).
 //   CUB   cub::DeviceReduce::Sum
 //   S<T>  ONE block of T threads, 4 float4 loads in flight a thread, predicated tail, no ticket
@@ -16,7 +15,7 @@
 //   C     B with programmatic dependent launch (sm_90): pass 1 triggers at its START, pass 2 waits
 //         in cudaGridDependencySynchronize() before it reads the partials
 //   P     the persistent last-block shape day 39's best has: grid = SMs x occupancy x waves
-// Build: nvcc -std=c++17 -O3 -arch=sm_90 -o finish39 research/experiments/day39_finish.cu
+// Build: nvcc -std=c++17 -O3 -arch=sm_90 -o small39 research/experiments/day39_small.cu
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

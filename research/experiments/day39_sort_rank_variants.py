@@ -9,7 +9,7 @@ OUTDIR/sort-V.cu for V in:
            cub/util_ptx.cuh, warp_matcher_t, CUDA 13.0 toolkit, read 2026-12-02), the leader's
            add a plain read and write, kFloat a template parameter
   cxx      each ballot bit in C++, __ballot_sync and a select (nvcc 13.0: 8 SASS instructions a
-           bit; the lesson until session 9)
+           bit; the lesson until its PTX ballots, 2026-12-02)
   match    peers by __match_any_sync, the leader's add an atomicAdd (the lesson before 2026-12-02)
   full     an upper bound, right only where the tuning run uses it (onesweep, n a multiple of the
            tile: MIN_N >= the tile, and a tile that divides it): every tile taken as full (valid a

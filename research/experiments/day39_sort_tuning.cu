@@ -13,9 +13,9 @@
 // one a digit). One copy of the input: the rows below 4 x L2 read it from L2 (the lesson's table
 // rotates copies; this compares shapes, not absolutes). -DSORT_LESSON='"DIR/sort-V.cu"' builds it
 // on a variant of the lesson's rank written by day39_sort_rank_variants.py.
-// The records of 2026-12-02 were made by earlier versions of this file (git history): the
-// session-7 ones with 256 x 24 and 384 x 16 and a -DRANK_BALLOTS switch (the lesson's rank by
-// nine ballots, which the lesson now has), the session-8 ones without the small one blocks.
+// The records of 2026-12-02 were made by earlier versions of this file (git history): the first
+// (day39_sort_tuning-2026-12-02-h200.txt) with 256 x 24 and 384 x 16 tiles, -rank-variants and its
+// Nsight Compute records without the small one blocks.
 #include <cub/device/device_radix_sort.cuh>
 #define REDUCTION_HARNESS
 #ifndef SORT_LESSON
