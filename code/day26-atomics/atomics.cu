@@ -112,12 +112,10 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
 }
 
 // snippet: atomic-per-element
-// atomic per element: every thread adds its element straight into *result, so all n atomicAdds
-// land on ONE address and the memory system applies them one after another, in an order the
-// hardware picks. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock), one element a thread;
-// *result must be 0 before the launch; writes only *result. Exact for ones only while n <= 2^24:
-// an atomic's float add rounds to nearest even, and 2^24 + 1 is a tie. Sources:
-// research/day26-atomics.md [S1] [S2].
+// atomic per element: all n atomicAdds land on ONE address, applied one after another in an order
+// the hardware picks. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock); *result 0 before the
+// launch. Exact for ones while n <= 2^24: the float add rounds to nearest even, and 2^24 + 1 is a
+// tie (research/day26-atomics.md [S1] [S2]).
 // Launch: atomicPerElement<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock
 // ptx: atom
@@ -129,7 +127,7 @@ __global__ void atomicPerElement(const float *__restrict__ in, size_t n, float *
 }
 // end snippet
 
-// snippet: helpers
+// snippet: per-warp-per-block
 // The sum of one warp's 32 values, in lane 0. Every lane of the warp must call it: kFullMask names
 // all 32 lanes, and __shfl_down_sync needs every lane it names (research/day26-atomics.md [S3]).
 // Lanes whose source lane would be past 31 keep their own value; only lane 0's result is the sum.
@@ -159,13 +157,10 @@ __device__ inline float blockSum(float v, float *warpSums) {
   }
   return v; // meaningful in thread 0 only
 }
-// end snippet
 
-// atomic per warp: each warp adds its 32 values in registers first, then lane 0 does the warp's
-// one atomicAdd: 32 times fewer atomics on the address than the per-element row. Assumes:
-// blockDim.x == kBlock (whole warps), grid = ceil(n / kBlock); no thread returns before the
-// shuffles (a lane past n adds 0). *result must be 0 before the launch; writes only *result.
-// Warps wholly past n skip their atomic, so the row does ceil(n / 32) of them.
+// atomic per warp: each warp adds its 32 values in registers, then lane 0 does one atomicAdd:
+// ceil(n / 32) atomics. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock); no lane returns
+// before the shuffles (a lane past n adds 0). *result 0 before the launch; writes only *result.
 // Launch: atomicPerWarp<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock, kWarp, warpSum, kFullMask
 // ptx: shfl atom
@@ -178,10 +173,9 @@ __global__ void atomicPerWarp(const float *__restrict__ in, size_t n, float *res
   }
 }
 
-// atomic per block: the block adds its kBlock values (warp shuffles, then warp 0 over the warp
-// sums in shared memory), then thread 0 does the block's one atomicAdd: n / kBlock atomics.
-// Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock). *result must be 0 before the launch;
-// writes only *result.
+// atomic per block: blockSum adds the block's kBlock values, then thread 0 does one atomicAdd:
+// n / kBlock atomics. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock); *result 0 before
+// the launch; writes only *result.
 // Launch: atomicPerBlock<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock, kWarp, kWarpsPerBlock, warpSum, blockSum, kFullMask
 // ptx: shfl atom
@@ -194,6 +188,7 @@ __global__ void atomicPerBlock(const float *__restrict__ in, size_t n, float *re
     atomicAdd(result, v);
   }
 }
+// end snippet
 
 // tree (v8), one pass: each thread adds float4s in a grid-stride loop (and one element of the
 // n % 4 tail), the block adds its threads, thread 0 writes out[blockIdx.x]. Pass 1 runs it over the
@@ -224,8 +219,7 @@ __global__ void treePass(const float *__restrict__ in, size_t n, float *__restri
 }
 
 // snippet: trap-helpers
-// The trapezoidal rule. f(x) = x^2 + 1 with ONE rounding (fmaf is fused and correctly rounded on
-// the device and in the host's C library), so the host can compute the very same float terms.
+// f(x) = x^2 + 1 with ONE rounding (fmaf, correctly rounded on device and host alike).
 // Needs: <cmath>
 __host__ __device__ inline float trapF(float x) {
   return fmaf(x, x, 1.0f);
@@ -269,14 +263,12 @@ __global__ void trapShufflePerBlock(float h, unsigned int n, float *result) {
 }
 
 // snippet: trap-shared-syncwarp
-// trapezoid, shared-memory warp sum then one atomic per block. Since Volta the lanes of a warp
-// need not run in lock-step: a lane may read another lane's slot only after a __syncwarp() both
-// pass (research/day26-atomics.md [S4] [S5]). The first orders the stores s[lane] = v before the
-// first reads; the one ending a step orders its writes before the next step's reads; the one
-// between a step's read and its write is the general pattern for steps whose reads and writes
-// overlap. Every lane reaches every __syncwarp. Assumes: blockDim.x == kTrapBlock == 32, grid =
-// ceil(n / 32), *result 0 before. The Launch line's n = 256, h = 1 make every term k + 1/2 and
-// every sum below 2^23, so the notebook's check is exact.
+// trapezoid, shared-memory warp sum then one atomic per block. Since Volta a lane may read another
+// lane's slot only after a __syncwarp() both pass (research/day26-atomics.md [S4] [S5]): the first
+// orders the stores s[lane] = v before the first reads, the one ending a step its writes before
+// the next step's reads, the one between a step's read and write is the pattern for steps whose
+// reads and writes overlap. Assumes: blockDim.x == kTrapBlock == 32, grid = ceil(n / 32), *result
+// 0 before. The Launch line's n = 256, h = 1 keep every sum exact (terms k + 1/2, below 2^23).
 // Launch: trapSharedPerBlock<<<(n + 31) / 32, kTrapBlock>>>(h, n, result); with n = 256, h = 1.0f,
 //   want = sum of trapezoidArea(i, h) for i < n
 // Needs: kTrapBlock, kTrapA, trapF, trapezoidArea, <cmath>
