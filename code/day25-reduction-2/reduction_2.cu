@@ -38,9 +38,11 @@
     }                                                                                              \
   } while (0)
 
-constexpr int kBlock = 256;                        // threads a block, every reduction row
-constexpr int kWarp = 32;                          // lanes a warp (checked on the device too)
-constexpr unsigned kFullMask = 0xffffffffu;        // all 32 lanes: the mask of every shuffle
+constexpr int kBlock = 256; // threads a block, every reduction row
+constexpr int kWarp = 32;   // lanes a warp (checked on the device too)
+// snippet: full-mask
+constexpr unsigned kFullMask = 0xffffffffu; // all 32 lanes: the mask of every shuffle
+// end snippet
 constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB
 constexpr int kDefaultGrid = 1024;                 // blocks of the grid-stride rows v4c..v8
 constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
@@ -69,8 +71,7 @@ __host__ __device__ constexpr bool isPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
 }
 
-// Floats from `p` to the next 16-byte boundary (0..3), at most n: the scalar head that v7/v8 and
-// the copy peel so that every float4 they load starts on a 16-byte boundary.
+// Floats from `p` to the next 16-byte boundary (0..3), at most n: the head v7 and copy peel.
 // Needs: <cstdint> (uintptr_t)
 __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
   size_t past = (reinterpret_cast<uintptr_t>(p) / sizeof(float)) % 4; // floats past a boundary
@@ -163,12 +164,9 @@ __global__ void reduceV4c(const float *__restrict__ in, float *__restrict__ part
 
 // snippet: v5
 // v5: v4c whose shared tree stops at 64 live values; warp 0 then adds the last 64 with shuffles.
-// Assumes: as v4c: blockDim.x a power of two, now >= 64 (two whole warps at least); the third
-// launch argument (dynamic shared memory) blockDim.x * sizeof(float), because sdata is `extern`:
-// left out, sdata has 0 bytes and the first store is out of bounds; any grid >= 1. The mask
-// kFullMask names all 32 lanes: correct only because the whole of warp 0 (tid < 32) takes the
-// branch. Since Volta the lanes of a warp need not run in lock-step; the shuffle (not a volatile
-// shared tail) is what makes each lane's read see its partner's value.
+// Assumes: blockDim.x a power of two >= 64; dynamic shared memory blockDim.x floats (sdata is
+// `extern`: left out, the first store is out of bounds); any grid >= 1. kFullMask names all 32
+// lanes: right only because the whole of warp 0 (tid < 32) takes the branch.
 // Launch: reduceV5<<<1024, 256, 256 * sizeof(float)>>>(in, partials, n)
 // Needs: kFullMask
 // ptx: shfl
@@ -202,9 +200,8 @@ __global__ void reduceV5(const float *__restrict__ in, float *__restrict__ parti
 
 // snippet: v6-block-reduce
 // The block reduction of v6..v8: every thread passes its value; thread 0 gets the block's sum.
-// kThreads = blockDim.x, a compile-time power of two from 64 to 1024, so the compiler decides
-// each `if (kThreads >= ...)`: the steps a block size does not need are not even compiled.
-// sdata holds kThreads floats. Every thread must call it (it contains barriers).
+// kThreads = blockDim.x, a power of two from 64 to 1024 known at compile time, so the steps a
+// block size does not need are not compiled. sdata: kThreads floats. Every thread must call it.
 // Needs: isPowerOfTwo, kFullMask
 template <int kThreads>
 __device__ float blockReduceSum(float v, float *sdata) {
@@ -266,14 +263,10 @@ __global__ void reduceV6(const float *__restrict__ in, float *__restrict__ parti
 }
 
 // snippet: v7
-// v7: v6 with 16-byte loads. A float4 load must start on a 16-byte boundary; `in` may not (a
-// pointer into the middle of an array, or --offset). So: a scalar head of 0..3 floats up to the
-// boundary, float4s over the aligned body, a scalar tail of the 0..3 floats no float4 covers.
-// Dropping the tail is the classic bug (n not a multiple of 4: the sum comes out short); a float4
-// load from the unaligned start is the other: cudaErrorMisalignedAddress, and a dead context.
-// Assumes: as v6: blockDim.x == kThreads exactly, no dynamic shared memory (sdata is sized by
-// kThreads), any grid >= 1 (thread t of the grid takes head and tail element t: one block has
-// the 3 needed).
+// v7: v6 with 16-byte loads, which must start on a 16-byte boundary where `in` may not: a scalar
+// head of 0..3 floats up to the boundary, float4s over the aligned body, a scalar tail of the
+// 0..3 floats no float4 covers. Assumes: blockDim.x == kThreads, no dynamic shared memory, any
+// grid >= 1 (thread t of the grid takes head and tail element t: one block has the 3 needed).
 // Launch: reduceV7<256><<<1024, 256>>>(in, partials, n)
 // Needs: headToAlign16, blockReduceSum, isPowerOfTwo, <cstdint>, kFullMask
 // ptx: v4-loads shfl

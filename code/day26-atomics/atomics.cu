@@ -1,7 +1,5 @@
-// Day 26: atomics, and where one global atomicAdd stops being cheaper than the tree.
-//
-// One input (n floats, all 1.0f, so the right sum is n), one float at the end of every row. Rows,
-// in order, with the one change between neighbours:
+// Day 26: atomics, and where one global atomicAdd stops being cheaper than the tree. One input
+// (n floats, all 1.0f, so the right sum is n), one float at the end of every row. Rows, in order:
 //   copy                the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   atomic per element  every thread does atomicAdd(result, in[i]): n atomics on ONE address.
 //   atomic per warp     __shfl_down_sync sums a warp's 32 values, lane 0 atomicAdds it: n/32.
@@ -58,8 +56,8 @@ constexpr unsigned kFullMask = 0xffffffffu;    // all 32 lanes: the mask of ever
 constexpr int kWarpsPerBlock = kBlock / kWarp; // warp sums a block reduction adds
 constexpr int kTrapBlock = 32;                 // trapezoid kernels: one warp a block
 constexpr float kTrapA = 0.0f;                 // the trapezoid rule's interval [a, b]
-constexpr float kTrapB = 2.0f;
 // end snippet
+constexpr float kTrapB = 2.0f;
 constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
 constexpr size_t kDefaultN = kExactAnyOrder;       // the largest n the per-element row gets right
 constexpr size_t kWarpRowMaxN = size_t(1) << 29;   // per-warp row: warp sums of 32 = 2^5
@@ -114,13 +112,10 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
 }
 
 // snippet: atomic-per-element
-// atomic per element: every thread adds its element straight into *result, so all n atomicAdds
-// land on ONE address and the memory system applies them one after another. The order is
-// whatever the hardware picks, so with non-integer inputs the rounding (and the answer) can differ
-// from run to run. Assumes: blockDim.x == kBlock (the launcher's), grid = ceil(n / kBlock), one
-// element a thread. *result must be 0 before the launch; writes only *result. Exact for ones only
-// while n <= 2^24: the float add of an atomic rounds to nearest even (PTX ISA, atom/red), and
-// 2^24 + 1 is a tie that rounds back down. Sources: research/day26-atomics.md [S1] [S2].
+// atomic per element: all n atomicAdds land on ONE address, applied one after another in an order
+// the hardware picks. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock); *result 0 before the
+// launch. Exact for ones while n <= 2^24: the float add rounds to nearest even, and 2^24 + 1 is a
+// tie (research/day26-atomics.md [S1] [S2]).
 // Launch: atomicPerElement<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock
 // ptx: atom
@@ -132,12 +127,10 @@ __global__ void atomicPerElement(const float *__restrict__ in, size_t n, float *
 }
 // end snippet
 
-// snippet: helpers
-// The sum of one warp's 32 values, in lane 0. Every lane of the warp must call it: the mask
-// kFullMask names all 32 lanes, and __shfl_down_sync needs every lane it names to execute it
-// (a lane that returned early would make the result undefined). Lanes whose source lane would be
-// past 31 get their own value back; only lane 0's result is the whole sum. Source: the CUDA C++
-// Programming Guide, warp shuffle functions (research/day26-atomics.md [S3]).
+// snippet: per-warp-per-block
+// The sum of one warp's 32 values, in lane 0. Every lane of the warp must call it: kFullMask names
+// all 32 lanes, and __shfl_down_sync needs every lane it names (research/day26-atomics.md [S3]).
+// Lanes whose source lane would be past 31 keep their own value; only lane 0's result is the sum.
 // Needs: kWarp, kFullMask
 __device__ inline float warpSum(float v) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {
@@ -146,9 +139,8 @@ __device__ inline float warpSum(float v) {
   return v;
 }
 
-// The sum of a block's kBlock values, in thread 0. Every thread must call it (it has a barrier),
-// with blockDim.x == kBlock. warpSums: kWarpsPerBlock floats of shared memory. Warp 0 (all 32
-// lanes) adds the warp sums.
+// The sum of a block's kBlock values, in thread 0; every thread calls it (it has a barrier), with
+// blockDim.x == kBlock. warpSums: kWarpsPerBlock floats of shared memory, added by all of warp 0.
 // Needs: kBlock, kWarp, kWarpsPerBlock, warpSum
 __device__ inline float blockSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
@@ -165,14 +157,10 @@ __device__ inline float blockSum(float v, float *warpSums) {
   }
   return v; // meaningful in thread 0 only
 }
-// end snippet
 
-// snippet: atomic-per-warp
-// atomic per warp: each warp adds its 32 values in registers first, then lane 0 does the warp's
-// one atomicAdd: 32 times fewer atomics on the address than the per-element row. Assumes:
-// blockDim.x == kBlock (whole warps), grid = ceil(n / kBlock); no thread returns before the
-// shuffles (a lane past n adds 0). *result must be 0 before the launch; writes only *result.
-// Warps wholly past n skip their atomic, so the row does ceil(n / 32) of them.
+// atomic per warp: each warp adds its 32 values in registers, then lane 0 does one atomicAdd:
+// ceil(n / 32) atomics. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock); no lane returns
+// before the shuffles (a lane past n adds 0). *result 0 before the launch; writes only *result.
 // Launch: atomicPerWarp<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock, kWarp, warpSum, kFullMask
 // ptx: shfl atom
@@ -184,13 +172,10 @@ __global__ void atomicPerWarp(const float *__restrict__ in, size_t n, float *res
     atomicAdd(result, v);
   }
 }
-// end snippet
 
-// snippet: atomic-per-block
-// atomic per block: the block adds its kBlock values (warp shuffles, then warp 0 over the warp
-// sums in shared memory), then thread 0 does the block's one atomicAdd: n / kBlock atomics.
-// Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock). *result must be 0 before the launch;
-// writes only *result.
+// atomic per block: blockSum adds the block's kBlock values, then thread 0 does one atomicAdd:
+// n / kBlock atomics. Assumes: blockDim.x == kBlock, grid = ceil(n / kBlock); *result 0 before
+// the launch; writes only *result.
 // Launch: atomicPerBlock<<<(n + kBlock - 1) / kBlock, kBlock>>>(in, n, result)
 // Needs: kBlock, kWarp, kWarpsPerBlock, warpSum, blockSum, kFullMask
 // ptx: shfl atom
@@ -234,17 +219,15 @@ __global__ void treePass(const float *__restrict__ in, size_t n, float *__restri
 }
 
 // snippet: trap-helpers
-// The trapezoidal rule. f(x) = x^2 + 1 with ONE rounding (fmaf is fused and correctly rounded on
-// the device and in the host's C library), so the host can compute the very same float terms.
+// f(x) = x^2 + 1 with ONE rounding (fmaf, correctly rounded on device and host alike).
 // Needs: <cmath>
 __host__ __device__ inline float trapF(float x) {
   return fmaf(x, x, 1.0f);
 }
 
-// Area of trapezoid i, [x_i, x_{i+1}] with x_i = a + i h: (f(x_i) + f(x_{i+1})) * h / 2. Written
-// with explicit fmaf so no compiler contracts it differently on host and device. With a = 0 and
-// h = 2^-19, x_i = i h is exact (i <= 2^20) and h / 2 is a power of two, so each term has exactly
-// two roundings: inside f, and the sum of the two f values.
+// Area of trapezoid i, (f(x_i) + f(x_{i+1})) * h / 2 with x_i = a + i h, in explicit fmaf so host
+// and device round alike. With a = 0, h = 2^-19: x_i exact (i <= 2^20), h / 2 a power of two, so
+// each term has exactly two roundings: inside f, and the sum of the two f values.
 // Needs: kTrapA, trapF, <cmath>
 __host__ __device__ inline float trapezoidArea(unsigned int i, float h) {
   float x0 = fmaf(float(i), h, kTrapA);
@@ -280,19 +263,12 @@ __global__ void trapShufflePerBlock(float h, unsigned int n, float *result) {
 }
 
 // snippet: trap-shared-syncwarp
-// trapezoid, shared-memory warp sum then one atomic per block. Since Volta the lanes of a warp
-// need not run in lock-step: a lane may read another lane's slot only after a __syncwarp() both
-// pass (it also orders their shared-memory accesses). The one before the loop orders every lane's
-// store s[lane] = v before another lane's first read (lane t reads s[t + 16]); the one ending each
-// step orders its writes s[0, offset) before the next step's reads s[offset / 2, offset). The one
-// between a step's read and write is not needed by THIS indexing (a step reads s[offset, 2 offset)
-// and writes s[0, offset): no overlap); it is the general pattern (read; __syncwarp; write;
-// __syncwarp) that stays right where they overlap, e.g. if every lane < 16 ran every step as the
-// lock-step version below does. Every lane reaches every __syncwarp (the branches close first).
-// Assumes: blockDim.x == kTrapBlock == 32, grid = ceil(n / 32). *result must be 0 before the
-// launch; writes only *result. Sources: research/day26-atomics.md [S4] [S5].
-// The Launch line's n = 256 and h = 1 make every term k + 1/2 and every sum below 2^23: the float
-// sum is then exact in any order, so the notebook's check compares it exactly.
+// trapezoid, shared-memory warp sum then one atomic per block. Since Volta a lane may read another
+// lane's slot only after a __syncwarp() both pass (research/day26-atomics.md [S4] [S5]): the first
+// orders the stores s[lane] = v before the first reads, the one ending a step its writes before
+// the next step's reads, the one between a step's read and write is the pattern for steps whose
+// reads and writes overlap. Assumes: blockDim.x == kTrapBlock == 32, grid = ceil(n / 32), *result
+// 0 before. The Launch line's n = 256, h = 1 keep every sum exact (terms k + 1/2, below 2^23).
 // Launch: trapSharedPerBlock<<<(n + 31) / 32, kTrapBlock>>>(h, n, result); with n = 256, h = 1.0f,
 //   want = sum of trapezoidArea(i, h) for i < n
 // Needs: kTrapBlock, kTrapA, trapF, trapezoidArea, <cmath>

@@ -1,32 +1,22 @@
-// Day 27: finishing a multi-block reduction in ONE launch — the last block, fences, tickets.
+// Day 27: finishing a multi-block reduction in ONE launch: the last block, fences, tickets.
 //
-// Day 25's v8 needs two launches to leave one float: pass 1 writes one partial a block, pass 2
-// adds them. Here every block writes its partial and takes a ticket from a counter; the block that
-// draws the LAST ticket knows every other partial is written, adds them, and resets the counter.
-// No block ever waits for another, so it cannot hang (a grid-wide "all have arrived" flag could:
-// nothing guarantees that the awaited blocks are resident; the README explains it, this file does
-// not ship it).
-//
-// Rows, one change between neighbours (one 1024 x 256 grid, float4 grid-stride loads, one
-// warp-shuffle block sum: only the finish differs):
+// Rows, one change between neighbours (one 1024 x 256 grid, day 25's float4 grid-stride loads and
+// a warp-shuffle block sum in every reduction row: only the finish differs):
 //   copy                   the ceiling: a float4 copy of the same buffer (bytes read + written).
-//   v8                     two launches: pass 1 leaves partials, pass 2 (one block) adds them.
-//   last-block fence       ONE launch: partial, __threadfence(), atomicAdd ticket; the last block
-//                          fences again, reads the partials with __ldcg (L2, never a stale L1
-//                          line), adds them and resets the counter.
-//   last-block atomic_ref  the same promise in the C++ memory model: cuda::atomic_ref fetch_add
-//                          with memory_order_acq_rel at thread_scope_device; plain loads after it.
-// The one launch saves the HOST's second launch, not a GPU gap (the README, and day 39's graph
-// mode). Then the repetition: 10,000 launches of each one-launch row, each checked by a one-thread
-// kernel: a counter not reset shows for certain, a missing fence only in an unlucky interleaving.
+//   v8                     two launches: pass 1 leaves 1024 partials, pass 2 (one block) adds them.
+//   last-block fence       ONE launch: partial, __threadfence(), atomicAdd ticket; the block that
+//                          draws the last ticket fences, reads the partials with __ldcg, adds them
+//                          and resets the counter. No block ever waits for another.
+//   last-block atomic_ref  the same order in the C++ memory model: cuda::atomic_ref fetch_add with
+//                          memory_order_acq_rel at thread_scope_device; plain loads after it.
+// Then the repetition: 10,000 launches of each one-launch row, each checked on the device.
 //
-// Checked: every row's output, exactly (inputs are 1.0f, so the sum is n), before timing and what
-// the LAST timed launch wrote; the tickets back at 0; the copy equal to its source; every repeated
-// launch. NOT checked: speed. Edge matrix, second input, guard bands, sanitizer runs:
-// tests/harness/day27-last-block.cu.
+// Exact: the input is 1.0f, so the sum is n: any order up to 2^24, powers of two above (the lemma
+// by the static_asserts). Every row is checked before timing and on what the LAST timed launch
+// wrote, the tickets back at 0; speed is not checked. Edge matrix, second input, guard bands,
+// sanitizers: tests/harness/day27-last-block.cu. Exit 0 pass, 1 a check or CUDA error, 2 usage.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o last_block code/day27-last-block/last_block.cu
 // Run:   ./last_block  (n = 2^16 .. 2^26, then the repetition; --n N, --reps R; --help)
-// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage.
 
 #include <algorithm>
 #include <cstddef>
@@ -50,11 +40,12 @@
     }                                                                                              \
   } while (0)
 
-// The test program's delay injection (tests/harness/delay.h) makes a chosen block sleep here, just
-// before it publishes its partial; in the lesson the hook is empty.
+// snippet: delay-hook
+// Empty in the lesson; the test program's delay.h makes a chosen block sleep before it publishes.
 #ifndef DELAY_BEFORE_PUBLISH
 #define DELAY_BEFORE_PUBLISH(block)
 #endif
+// end snippet
 
 // The lesson's constants and the exactness argument they must keep.
 // snippet: constants
@@ -109,12 +100,10 @@ __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
   return head < n ? head : n;
 }
 
-// This thread's share of in[0, n): grid-stride over float4s of the aligned body, plus head element
-// t and tail element t for grid thread t (head and tail are 0..3 floats each). Any grid >= 1 block
-// of >= 3 threads. 64-bit indices throughout: n reaches 2^32. `in` must not be written by anyone
-// while the kernel runs: the loads are __ldg (the read-only, non-coherent path). The compiler picks
-// that path by itself for v8 but not inside the kernels with atomics and fences, so we ask for it
-// in every row: the rows then differ only in how they finish.
+// This thread's share of in[0, n): grid-stride over the aligned body's float4s, plus head and tail
+// element t for grid thread t. Any grid of blocks of >= 3 threads; 64-bit indices (n to 2^32).
+// Loads are __ldg (read-only path) in every row, so the rows differ only in how they finish; no
+// one may write `in` while the kernel runs.
 // Needs: headToAlign16, <cstdint>
 __device__ float gridStrideSum(const float *__restrict__ in, size_t n) {
   size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -137,13 +126,10 @@ __device__ float gridStrideSum(const float *__restrict__ in, size_t n) {
   return v;
 }
 
-// Block sum, shuffle first: each warp adds its 32 values with __shfl_down_sync, lane 0 of each warp
-// writes one shared slot, and warp 0 adds the kWarpsPerBlock slots the same way. Every thread of
-// the block must call it (it holds a barrier); blockDim.x == kBlock. Returns the block's sum in
-// thread 0 (other threads hold part of it). The full mask kFullMask is right: all 32 lanes of
-// every warp run the first loop, and all 32 lanes of warp 0 run the second (the whole warp takes
-// the `warp == 0` branch; lanes past kWarpsPerBlock add 0). warpSums holds kWarpsPerBlock
-// floats; a caller that reuses it must pass a __syncthreads() between two calls.
+// Block sum, shuffle first: each warp adds its 32 values, lane 0 writes one shared slot, warp 0
+// adds the slots. Every thread of the block calls it (a barrier); blockDim.x == kBlock. The sum is
+// in thread 0. kFullMask is right: all 32 lanes run both loops (warp 0 takes its branch whole).
+// Reusing warpSums needs a __syncthreads() between two calls.
 // Needs: kBlock, kWarp, kWarpsPerBlock, kFullMask
 __device__ float blockReduceSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
@@ -208,21 +194,14 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // snippet: last-block-fence
-// last-block fence: ONE launch leaves the sum in *result. Assumes: blockDim.x == kBlock, any grid
-// of 1..65536 blocks; *ticket == 0 at launch (cudaMemset once; every launch leaves it at 0).
-// partials holds gridDim.x floats. NOT `const __restrict__`: the last block reads what other blocks
-// wrote during this launch, which the read-only (non-coherent) load path may not see.
-// Publisher (thread 0 of every block, after the block reduce's barrier): write the partial, then
-// __threadfence() so that the partial is visible device-wide BEFORE the ticket, then atomicAdd.
-// Last block: the thread that drew ticket gridDim.x - 1 fences again (the acquire half: nothing it
-// reads afterwards may come from before the other blocks' fences), and the block reads the
-// partials with __ldcg: ld.global.cg caches in L2 only, the level every SM's stores reach, so no
-// stale L1 line of this SM can answer. (The CUDA guide's version uses a `volatile` pointer for the
-// same reason; __ldcg says it at the one load that needs it.) Then it resets the counter: every
-// other block has already drawn its ticket, so nothing else touches it in this launch, and the
-// next launch, queued behind this one, starts from 0.
-// Sources (research/day27-last-block.md): cuda-samples threadFenceReduction (the pattern), PyTorch
-// Reduce.cuh (the acquire-side fence), the PTX atomics ABI (fence + atomic release/acquire).
+// last-block fence: ONE launch leaves the sum in *result. blockDim.x == kBlock, 1..65536 blocks;
+// *ticket == 0 at launch, and every launch leaves it 0. partials (gridDim.x floats) is NOT `const
+// __restrict__`: the last block reads what other blocks wrote in this launch.
+// Thread 0 of each block: partial, __threadfence() (release: the partial is visible before the
+// ticket), atomicAdd. The thread that draws gridDim.x - 1 fences again (acquire); its block reads
+// the partials with __ldcg (L2: no stale L1 line answers), adds them and resets the counter (all
+// others have drawn; the next launch starts after this one). Sources: cuda-samples
+// threadFenceReduction, PyTorch Reduce.cuh, the PTX atomics ABI (research/day27-last-block.md).
 // Launch: reduceLastBlockFence<<<1024, kBlock>>>(in, n, partials, ticket, result)
 // Needs: kBlock, kWarp, kWarpsPerBlock, headToAlign16, gridStrideSum, blockReduceSum,
 //   <cstdint>, DELAY_BEFORE_PUBLISH, kFullMask
@@ -259,14 +238,12 @@ __global__ void __launch_bounds__(kBlock)
 }
 // end snippet
 
-// snippet: last-block-atomic-ref
-// last-block atomic_ref: the same kernel with the ordering spelled in the C++ memory model
-// (libcu++, <cuda/atomic>). fetch_add with memory_order_acq_rel at thread_scope_device is a
-// release for the partial this thread wrote just before it and an acquire for the partials the
-// other blocks released before their fetch_adds. The last block's other threads inherit that
-// acquire through __syncthreads(), so they read the partials with ordinary loads: the memory model,
-// not a cache hint, is what makes the values current. Assumes: as last-block fence.
-// Sources (research/day27-last-block.md): the libcu++ docs for cuda::atomic_ref and thread scopes.
+// last-block atomic_ref: the same kernel, the order in the C++ memory model (<cuda/atomic>).
+// fetch_add(memory_order_acq_rel) at thread_scope_device releases the partial written just before
+// it and, for the last block, acquires every partial released before the other fetch_adds. The
+// block's other threads inherit that acquire through __syncthreads(), so plain loads read current
+// values: the memory model, not a cache hint. Assumes: as last-block fence. Source: the libcu++
+// docs for cuda::atomic_ref and thread scopes (research/day27-last-block.md).
 // Launch: reduceLastBlockAtomicRef<<<1024, kBlock>>>(in, n, partials, ticket, result)
 // Needs: kBlock, kWarp, kWarpsPerBlock, headToAlign16, gridStrideSum, blockReduceSum,
 //   <cstdint>, <cuda/atomic>, DELAY_BEFORE_PUBLISH, kFullMask
@@ -298,9 +275,7 @@ __global__ void __launch_bounds__(kBlock)
     }
   }
 }
-// end snippet
 
-// snippet: device-check
 // The repetition's checker: ONE thread (launch <<<1, 1>>>), queued after each one-launch reduction.
 // Counts a wrong sum (remembering the last wrong value) and a counter not back to 0, then poisons
 // the result with NaN so that the next launch must write it again: a launch that wrote nothing
@@ -325,7 +300,6 @@ __global__ void checkAndPoison(float *result, float want, const unsigned int *ti
   }
   *result = __int_as_float(0x7fc00000); // NaN
 }
-// end snippet
 
 // The copy's check, on the device (no host copy of 16 GiB at n = 2^32): adds to *count the
 // elements i < n where a[i] != b[i] (a NaN left by the poison counts). Any grid (grid-stride);

@@ -1,6 +1,6 @@
-// Day 28: cooperative groups — one launch with grid.sync(), a block sum for any whole-warp size.
+// Day 28: cooperative groups: one launch with grid.sync(), a block sum for any whole-warp size.
 //
-// Rows at n = 2^16, 2^20, 2^24, 2^26 (all 1.0f: the right sum is n), one change between neighbours:
+// Rows at n = 2^16, 2^20, 2^24, 2^26, one change between neighbours:
 //   copy                      the ceiling: a float4 copy of the same buffer (bytes read + written).
 //   v8 two passes, shuffle    day 25's v8 shape: float4 loads, a warp-shuffle block sum; pass 1 on
 //                             1024 blocks leaves one partial a block, pass 2 (one block) adds them.
@@ -8,19 +8,16 @@
 //                             (occupancy x SMs): partials, grid.sync(), block 0 adds them.
 //   cooperative, cg::reduce   its block sum by cg::reduce over 32-lane groups, one slot a warp.
 //   two passes, cg::reduce    v8 with it at 32, 96, 192, 256, 480, 768, 1024 threads (largest n).
-// Blocks own whole tiles of 1024 floats (tile t: block t % B), so every partial is a multiple of
-// 2^10 and the sum of ones is exact to 2^34 on the cooperative grid, no power of two (README).
 //
-// Checked: every row, exactly, before it is timed and on what the LAST TIMED launch left (batches
-// start from NaN poison). Refused before any allocation (exit 2): a block that is not whole warps,
-// a cooperative grid larger than can be co-resident (a launch that could hang is never made). NOT
-// checked: speed. Edge matrix, second input, guards, sanitizers: tests/harness/day28-cooperative.cu
+// Exact: the input is 1.0f, so the sum is n. Blocks own whole tiles of 1024 floats, so every
+// partial is a multiple of 2^10 and the sum stays exact to 2^34 on a grid that is no power of two.
+// Every row is checked before timing and on what the LAST timed launch left; speed is not. A block
+// that is not whole warps and a grid that cannot be co-resident are refused (exit 2), never run.
+// Edge matrix, second input, guard bands, sanitizers: tests/harness/day28-cooperative.cu.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o cooperative code/day28-cooperative/cooperative.cu
-//        (no -rdc: since CUDA 11 grid.sync() is inline code in <cooperative_groups.h>)
-// Run:   ./cooperative [--help]; exit 0 all checks passed, 1 a check failed, a CUDA error or a
-//        device without cooperative launch, a block that fits or 32-lane warps, 2 bad usage.
+// Run:   ./cooperative [--help]; exit 0 pass, 1 a failed check, a CUDA error or a device that
+//        lacks cooperative launch, 2 bad usage. (No -rdc: grid.sync() is inline header code.)
 
-// snippet: includes
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +27,7 @@
 #include <string>
 #include <vector>
 
+// snippet: includes
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
@@ -46,12 +44,12 @@ namespace cg = cooperative_groups; // `cg` in the Needs lines below
       std::exit(1);                                                                                \
     }                                                                                              \
   } while (0)
-// end snippet
 
 // Empty in the lesson; the test program's delay.h makes a chosen block sleep before it publishes.
 #ifndef DELAY_BEFORE_PUBLISH
 #define DELAY_BEFORE_PUBLISH(block)
 #endif
+// end snippet
 
 // ==== The lesson's constants and the exactness argument they must keep.
 // snippet: constants
@@ -60,8 +58,8 @@ constexpr int kWarp = 32;               // lanes a warp (the program refuses a d
 constexpr int kMaxWarps = 1024 / kWarp; // slots of the per-warp shared array
 constexpr int kTileVec4 = 256;          // float4s a tile (a tile is a chunk of the input)
 constexpr size_t kTileFloats = 4 * kTileVec4; // floats a tile: 1024 = 2^10
-constexpr unsigned kFullMask = 0xffffffffu;   // all 32 lanes: the mask of every shuffle
 // end snippet
+constexpr unsigned kFullMask = 0xffffffffu;        // all 32 lanes: the mask of every shuffle
 constexpr size_t kDefaultN = size_t(1) << 26;      // 2^26 floats = 256 MiB, the largest timed n
 constexpr int kTwoPassGrid = 1024;                 // blocks of pass 1 in every two-pass row
 constexpr size_t kExactAnyOrder = size_t(1) << 24; // a float holds every integer up to 2^24
@@ -97,8 +95,7 @@ static_assert(isPowerOfTwo(kDefaultN) && kDefaultN % kTileFloats == 0, "default 
 // ==== Kernels and the device functions they share, in row order.
 
 // snippet: helpers
-// Floats from `p` to the next 16-byte boundary (0..3), at most n: the scalar head that is peeled so
-// that every float4 load starts on a 16-byte boundary.
+// Floats from `p` to the next 16-byte boundary (0..3), at most n: the scalar head peeled first.
 // Needs: <cstdint>
 __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
   size_t past = (reinterpret_cast<uintptr_t>(p) / sizeof(float)) % 4; // floats past a boundary
@@ -106,9 +103,8 @@ __host__ __device__ inline size_t headToAlign16(const float *p, size_t n) {
   return head < n ? head : n;
 }
 
-// The input as every reduction row splits it: a scalar head (0..3 floats) up to the first 16-byte
-// boundary, whole tiles of kTileVec4 float4s (the only part shared out among blocks), and the rest
-// after the last whole tile (fewer than kTileFloats + 3 floats).
+// The input as every row splits it: a scalar head to 16-byte alignment, whole tiles of kTileVec4
+// float4s (the only part shared out among blocks), and the rest after the last whole tile.
 // Needs: nothing
 struct Split {
   const float4 *tiles; // tile 0 starts here, 16-byte aligned
@@ -117,7 +113,6 @@ struct Split {
   size_t restFrom;     // first float after the last whole tile
 };
 
-// Splits x[0, n) as above.
 // Needs: Split, kTileVec4, kTileFloats, headToAlign16, <cstdint>
 __device__ inline Split splitInput(const float *x, size_t n) {
   Split s;
@@ -128,11 +123,8 @@ __device__ inline Split splitInput(const float *x, size_t n) {
   return s;
 }
 
-// One thread's share of the tiles its block owns: tiles block, block + blocks, block + 2 blocks,
-// ... The block's threads walk those tiles' float4s together, consecutive threads on consecutive
-// float4s (coalesced). Any blockDim.x. Indices are size_t: tile * kTileVec4 passes 2^31 once n
-// does. Exact: the per-thread sums and the block's running sums stay below its partial, <= 2^24
-// (host check), and every partial is a whole number of tiles, a multiple of 2^10.
+// One thread's share of the tiles its block owns: block, block + blocks, ..., a tile's float4s
+// walked by the block's threads together (coalesced). Any blockDim.x; size_t indices.
 // Needs: Split, kTileVec4
 __device__ inline float sumOwnedTiles(const Split &s, size_t block, size_t blocks) {
   size_t owned = s.numTiles > block ? (s.numTiles - block + blocks - 1) / blocks : 0;
@@ -147,11 +139,8 @@ __device__ inline float sumOwnedTiles(const Split &s, size_t block, size_t block
   return v;
 }
 
-// The finishing block's share for one thread: some of the block partials, plus the head and the
-// rest that no tile covers. `partials` is read without __restrict__ on purpose: the cooperative
-// kernels wrote it earlier in the same launch, so it must not go through the read-only cache.
-// Exact: above 2^24 the allowed inputs (offset 0, n a power of two) have no head and no rest, and
-// sums of multiples of 2^10 are exact up to 2^34; at or below 2^24 every order is exact.
+// The finishing block's share for one thread: some partials, the head and the rest. `partials`
+// has no __restrict__: written earlier in the same launch, it must not take the read-only path.
 // Needs: Split
 __device__ inline float sumPartialsAndRest(const float *x, size_t n, const Split &s,
                                            const float *partials, size_t count) {
@@ -193,7 +182,6 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
   }
 }
 
-// snippet: block-sum-shuffle
 // Block sum with warp shuffles: each warp adds its 32 values with __shfl_down_sync, lane 0 writes
 // the warp's sum to one shared slot, one barrier, then warp 0 adds the slots (lanes past the number
 // of warps add 0). Launch: blockDim.x a multiple of 32 up to 1024 (the full mask kFullMask names
@@ -221,7 +209,6 @@ __device__ float blockSumShuffle(float v) {
   __syncthreads(); // warp 0 has read the slots: a second call may overwrite them
   return total;
 }
-// end snippet
 
 // v8 two passes, pass 1: block b sums the tiles it owns and writes partials[b].
 // Launch: blockDim.x a multiple of 32 up to 1024, any grid >= 1 (kTwoPassGrid here).
@@ -276,13 +263,11 @@ __global__ void cooperativeShuffle(const float *__restrict__ x, size_t n, float 
 }
 
 // snippet: block-sum-cg
-// Block sum with cooperative groups: cg::reduce adds the values of each warp's 32-lane group (a
-// shuffle reduction for float; hardware-accelerated only for 4-byte integers on cc 8.0+), lane 0
-// of each warp writes one shared slot, one block.sync(), then warp 0 adds the slots; lanes past the
-// number of warps add 0. No power-of-two block size and no log-step loop of our own. Launch:
-// blockDim.x a multiple of 32 up to 1024: tiled_partition<32> needs the block to divide into whole
-// warps. Every thread of the block must call it. Returns the block's sum in thread 0 (all of warp
-// 0), 0 elsewhere.
+// Block sum with cooperative groups: cg::reduce adds each warp's 32-lane group (shuffles for
+// float; the hardware reduce is for 4-byte integers on cc 8.0+), lane 0 writes one shared slot,
+// block.sync(), warp 0 adds the slots. No power-of-two block size, no log-step loop of our own.
+// blockDim.x a multiple of 32 up to 1024 (tiled_partition<32> needs whole warps); every thread
+// calls it. The sum is in thread 0 (all of warp 0), 0 elsewhere.
 // Needs: <cooperative_groups.h>, <cooperative_groups/reduce.h>, cg, kWarp, kMaxWarps
 __device__ float blockSumCg(const cg::thread_block &block, float v) {
   __shared__ float warpSums[kMaxWarps];
@@ -390,23 +375,20 @@ __global__ void countDifferences(const float *a, const float *b, size_t n,
 
 // ==== Host side: the cooperative launch, the rows' launchers, the exact check.
 
-// snippet: launch-cooperative
 // The signature both cooperative kernels share.
 typedef void (*CooperativeKernel)(const float *, size_t, float *, float *);
 
-// How many blocks of kBlock threads of `kernel` can be resident at once on the whole GPU: the
-// largest grid a cooperative launch accepts (cudaLaunchCooperativeKernel refuses more with
-// cudaErrorCooperativeLaunchTooLarge; it never starts a grid that could hang in grid.sync()).
+// Blocks of kBlock threads of `kernel` resident at once on the whole GPU: the largest grid a
+// cooperative launch accepts (more: cudaErrorCooperativeLaunchTooLarge, never a hang).
 static int coResidentBlocks(CooperativeKernel kernel, int sms) {
   int perSm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kBlock, 0));
   return perSm * sms;
 }
 
-// One cooperative launch on the default stream: the arguments go as an array of pointers to them.
-// The kernel is passed as `const void *` on purpose: in CUDA 12.0-12.5 the C++ template overload
-// takes `const T *func`, which cannot deduce T from a function pointer, so passing `kernel` as it
-// is does not compile there (12.6 changed it to `T *func`); that template only does this cast.
+// One cooperative launch on the default stream; the arguments go as an array of pointers to them.
+// `const void *` on purpose: CUDA 12.0-12.5's template overload takes `const T *func`, which
+// cannot deduce T from a function pointer (12.6 takes `T *func`); the template only casts.
 static void launchCooperative(CooperativeKernel kernel, unsigned int blocks, const float *x,
                               size_t n, float *partials, float *out) {
   void *args[] = {&x, &n, &partials, &out};
@@ -414,7 +396,6 @@ static void launchCooperative(CooperativeKernel kernel, unsigned int blocks, con
                                          dim3(kBlock), args, 0, 0));
   CUDA_CHECK(cudaGetLastError());
 }
-// end snippet
 
 // The device buffers a row uses. in and out already point at the element the row starts at.
 struct Buffers {

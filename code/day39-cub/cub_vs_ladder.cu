@@ -1,33 +1,23 @@
 // Day 39: the library arrives. cub::DeviceReduce::Sum head to head with the ladder, 2^10..2^30.
 //
-// n floats of 1.0f (the right sum is n) at every power of two, in two timing modes (stream:
-// back-to-back calls; graph: one replay of a CUDA graph of them). Rows, one change from above:
+// Every power of two, in two timing modes (stream: back-to-back calls; graph: one replay of a CUDA
+// graph of them). Rows, one change from above:
 //   copy              the ceiling: a float4 copy (day 27's), bytes read + written.
 //   CUB Sum           cub::DeviceReduce::Sum; temporary storage sized and allocated once.
 //   v8 two passes     days 25/27: float4 grid-stride loads on 1024 x 256, a second launch adds.
 //   atomic per block  day 26: one element a thread, one atomicAdd a block into a zeroed float.
-//   last block        day 27: each block publishes its partial, fences, takes a ticket; the block
-//                     with the last ticket adds them.
+//   last block        day 27: partial, fence, ticket; the block with the last ticket adds them.
 //   cooperative       day 28: whole tiles a block, grid.sync(), block 0 adds the partials.
 //   best              last block, tuned, its shape by n: ONE block up to 2^15; one CUB-sized tile
-//                     a block and a last block up to 2^22; above, 8192-float tiles on one resident
-//                     wave (exact above 2^24 on any grid). Its ticket: cuda::atomic_ref, acq_rel.
-//   best + PDL        Hopper (cc 9.0+) and NOT what CUB does: where best finishes with a last
-//                     block (2^15 < n <= 2^22), a PAIR of kernels, the second launched with
-//                     programmatic dependent launch so it is scheduled while the first runs;
-//                     refused, with the reason, on older GPUs and builds.
-// Every reduction row leaves one float on the device. Inputs under kL2Multiple x L2 bytes are
-// rotated over copies; the table labels each size DRAM or L2-warm.
-//
-// Checked, exactly, for every row at every size and mode: one untimed call, and what the LAST
-// timed call wrote (batches start from poisoned outputs); the tickets back at 0; the copy element
-// by element with its NaN guard. NOT checked: speed. A row the device cannot run is "refused" with
-// the reason; the others still run. Edge matrix, second input, guards, sanitizers:
-// tests/harness/day39-cub.cu.
+//                     a block up to 2^22; above, 8192-float tiles on one resident wave.
+//   best + PDL        Hopper only, NOT what CUB does: from 2^16 to 2^22 a PAIR of kernels, the
+//                     second launched early by programmatic dependent launch; refused elsewhere.
+// Exact: the input is 1.0f, so the sum is n (the lemma by the static_asserts: whole tiles a block
+// keep it exact above 2^24 on any grid). Every row at every size and mode is checked once untimed
+// and on what the LAST timed call wrote; inputs under 4 x L2 are rotated over copies and labelled.
+// Edge matrix, second input, guards, sanitizers: tests/harness/day39-cub.cu. Exit 0 pass, 1 fail.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o cub_vs_ladder code/day39-cub/cub_vs_ladder.cu
 // Run:   ./cub_vs_ladder  (both modes, 2^10..2^30: 2 x 4 GiB of device memory; --help)
-// Exit:  0 all checks passed; 1 a check failed, a CUDA error, or warps not 32 lanes; 2 bad usage
-//        (before any allocation).
 
 #include <algorithm>
 #include <climits>
@@ -63,18 +53,19 @@ namespace cg = cooperative_groups;
 #endif
 
 // The lesson's constants and the exactness argument they must keep.
+constexpr int kBlock = 256; // threads a block: copy and the ladder rows
 // snippet: constants
-constexpr int kBlock = 256;                           // threads a block: copy and the ladder rows
-constexpr int kWarp = 32;                             // lanes a warp (checked on the device too)
-constexpr unsigned kFullMask = 0xffffffffu;           // all 32 lanes: the mask of every shuffle
+constexpr int kWarp = 32;                   // lanes a warp (checked on the device too)
+constexpr unsigned kFullMask = 0xffffffffu; // all 32 lanes: the mask of every shuffle
+// end snippet
 constexpr int kWarpsPerBlock = kBlock / kWarp;        // shared slots of the ladder's block sum
 constexpr int kLadderGrid = 1024;                     // v8 and last block: day 25/27's grid
 constexpr int kCoopTileVec4 = 256;                    // cooperative (day 28): float4s a tile
 constexpr size_t kCoopTileFloats = 4 * kCoopTileVec4; // floats a tile: 1024 = 2^10
 constexpr size_t kExactAnyOrder = size_t(1) << 24;    // a float holds every integer up to 2^24
 
-// best's shapes by n (measured on the H200: research/day39-cub.md, entries 15-18; the banner
-// prints them). Every shape loads tiles of kBestLoads float4s a thread, all in flight at once.
+// best's shapes by n (measured on the H200: research/day39-cub.md; the banner prints them). Every
+// shape loads tiles of kBestLoads float4s a thread, all in flight at once.
 constexpr int kBestLoads = 4;
 // n <= kDefaultSmallMax: ONE block, no partials, no ticket, one launch. A block of 256 threads is
 // one tile of 4096 floats (every load issued at once) and starts fastest; 512 and 1024 threads
@@ -98,6 +89,7 @@ constexpr int kBestWaves = 1;
 constexpr int kBestWavesLarge = 8;
 constexpr size_t kBestManyWavesFrom = size_t(1) << 27;
 constexpr int kFinishLoads = 8; // the last block's loads of the partials in flight a thread
+// snippet: best-load-knob
 // Loads of the input: false = __ldg (ld.global.nc: the read-only path, as CUB's LOAD_LDG);
 // true = ld.global.nc.L1::no_allocate (do not keep the streamed lines in L1 at all).
 constexpr bool kBestL1NoAllocate = false;
@@ -152,7 +144,6 @@ static_assert(kCoopTileVec4 == kBlock, "cooperative: one float4 a thread a tile"
 static_assert(kMinLaunchesPerBatch >= 1 && kMaxLaunchesPerBatch >= kMinLaunchesPerBatch, "batch");
 
 // Device helpers (day 27's), then the kernels in row order. CUB's kernels are the library's.
-// snippet: helpers
 // Floats from `p` to the next 16-byte boundary (0..3), at most n: the scalar head peeled so that
 // every float4 load starts on a 16-byte boundary.
 // Needs: <cstdint>
@@ -188,12 +179,11 @@ __device__ float gridStrideSum(const float *__restrict__ in, size_t n) {
   return v;
 }
 
-// Block sum, shuffle first: each warp adds its 32 values with __shfl_down_sync, lane 0 of each warp
-// writes one shared slot, and warp 0 adds the blockDim.x / 32 slots the same way. Every thread of
-// the block must call it (it holds a barrier); blockDim.x a multiple of 32, at most 1024; warpSums
-// holds blockDim.x / 32 floats. Returns the block's sum in thread 0. The full mask kFullMask is
-// right: every lane of each warp executes both shuffle loops (warp 0 takes `warp == 0` whole).
-// A caller that reuses warpSums must pass a __syncthreads() between two calls.
+// snippet: helpers
+// Block sum, shuffle first (day 27's): each warp adds its 32 values, lane 0 writes one shared slot,
+// warp 0 adds the slots. Every thread calls it (a barrier); blockDim.x whole warps up to 1024;
+// warpSums holds blockDim.x / 32 floats; the sum is in thread 0. kFullMask is right: every lane
+// runs both loops. Reusing warpSums needs a __syncthreads() between two calls.
 // Needs: kWarp, kFullMask
 __device__ float blockReduceSum(float v, float *warpSums) {
   unsigned int lane = threadIdx.x % kWarp;
@@ -214,11 +204,9 @@ __device__ float blockReduceSum(float v, float *warpSums) {
   return v; // meaningful in thread 0 only
 }
 
-// One float4 of the input, which nobody writes while the kernel runs. __ldg asks for the
-// read-only, non-coherent path (ld.global.nc), as CUB's reduction does (LOAD_LDG); the
-// L1::no_allocate variant also tells L1 not to keep the line, since no thread reads it again.
-// Neither changes the bytes that come from DRAM; they may change how many loads L1 can track.
-// (PTX ISA `ld`, .L1::no_allocate; CUB's LOAD_LDG policy: research/day39-cub.md, entries 4, 11.)
+// One float4 of the input, which nobody writes while the kernel runs: __ldg, the read-only path
+// (ld.global.nc) CUB's reduction uses, or with L1::no_allocate also no L1 line kept. Neither
+// changes the bytes from DRAM (PTX ISA `ld`; CUB's LOAD_LDG: research/day39-cub.md).
 // Needs: kBestL1NoAllocate
 __device__ __forceinline__ float4 loadStreaming(const float4 *p) {
   if constexpr (kBestL1NoAllocate) {
@@ -420,14 +408,12 @@ __global__ void __launch_bounds__(kBlock)
 
 // snippet: best-tiles
 // best, the loads: this thread's share of in[0, n) when block `block` of `blocks` owns tiles
-// block, block + blocks, block + 2 x blocks, ... A tile is kThreads x kLoads float4s (kThreads x
-// kLoads x 4 floats); thread t loads float4 t, t + kThreads, ..., t + (kLoads-1) x kThreads of it:
-// every load of a warp is one contiguous 512-byte piece, and all kLoads loads are issued before
-// the first add (they do not depend on each other), so kLoads x 16 bytes a thread are in flight.
-// The tile that the last full one leaves over (n not a multiple of the tile) goes to the block
-// that would own the next tile: its loads are guarded, its last n % 4 floats are scalar.
-// Whole tiles a block is what keeps the sum exact above 2^24 on any grid (see the lemma above).
-// Launch: blockDim.x == kThreads; `in` 16-byte aligned (the launcher checks); 64-bit indices.
+// block, block + blocks, ... A tile is kThreads x kLoads float4s; thread t loads float4s t,
+// t + kThreads, ...: each warp load is one contiguous 512 bytes, and all kLoads loads are issued
+// before the first add, so kLoads x 16 bytes a thread are in flight. The partial last tile goes
+// to the block that would own the next one (guarded loads, the last n % 4 floats scalar). Whole
+// tiles a block keep the sum exact above 2^24 on any grid. blockDim.x == kThreads; `in` 16-byte
+// aligned (the launcher checks); 64-bit indices.
 // Needs: loadStreaming, kBestL1NoAllocate
 template <int kThreads, int kLoads>
 __device__ float tileSum(const float *__restrict__ in, size_t n, unsigned int block,
@@ -487,18 +473,13 @@ __global__ void __launch_bounds__(kThreads)
 }
 // end snippet
 
-// snippet: best-last-block
-// best, the rest of n: each block adds its whole tiles, then finishes like day 27's last block
-// with the ticket in the C++ memory model (day 27's last-block atomic_ref): thread 0 writes the
-// partial, then fetch_add with memory_order_acq_rel at device scope is the release of that partial
-// and, for the block drawing the last ticket, the acquire of every other block's; the last block's
-// other threads inherit it through __syncthreads(). The partials are read with __ldcg (L2) in a
-// fixed order, so the same grid gives the same bits every run. Assumes: blockDim.x == kThreads;
-// any grid of 1 .. ceil(n / tile) blocks (more would only add empty blocks); *ticket == 0 at
-// launch and left at 0; partials holds gridDim.x floats; `in` 16-byte aligned. best runs it with
-// one tile a block at mid n and above it on SMs x occupancy x waves blocks: not a power of two,
-// so tile ownership, not equal counts, is what keeps the sum exact above 2^24.
-// (libcu++ cuda::atomic_ref; cuda-samples' threadFenceReduction: research/day39-cub.md, 9-10, 18.)
+// best, the rest of n: each block adds its whole tiles, then finishes as day 27's last-block
+// atomic_ref: fetch_add(acq_rel) at device scope releases this block's partial and, in the block
+// drawing the last ticket, acquires every other; its threads inherit that through __syncthreads()
+// and read the partials with __ldcg in a fixed order (the same bits every run). blockDim.x ==
+// kThreads; 1 .. ceil(n / tile) blocks; *ticket == 0 at launch and left 0; partials holds
+// gridDim.x floats; `in` 16-byte aligned. Run with one tile a block at mid n, above on SMs x
+// occupancy x waves blocks: tile ownership keeps that exact. (research/day39-cub.md)
 // Launch: bestLastBlock<512, 4><<<(n + 8191) / 8192, 512>>>(in, n, partials, ticket, result)
 // Needs: kWarp, kFinishLoads, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate,
 //        <cuda/atomic>, DELAY_BEFORE_PUBLISH, kFullMask
@@ -539,18 +520,15 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
 }
-// end snippet
 
 // best + PDL, pass 1 (Hopper and newer): one tile a block -> partials[blockIdx.x]. Its FIRST
-// statement lets the dependent kernel (pass 2) be scheduled now, onto SMs this grid leaves free,
-// instead of after this grid ends. The trigger promises nothing about this grid's writes: the
-// dependent waits for those in cudaGridDependencySynchronize(). (At the END of pass 1 the trigger
-// measured 3-6 % slower than no PDL at all: the dependent then starts too late to hide anything.)
-// In a build whose target is below compute_90 (e.g. -arch=sm_75, even when it runs on an H200)
-// the calls are compiled out, and the host refuses the row (pdlRefusal).
+// statement lets the dependent kernel (pass 2) be scheduled now, onto SMs this grid leaves free.
+// The trigger promises nothing about this grid's writes: the dependent waits for those in
+// cudaGridDependencySynchronize(). (Triggered at the END, PDL measured slower than none.) Built
+// below compute_90 (e.g. -arch=sm_75, even on an H200) the calls compile out and the host
+// refuses the row (pdlRefusal). (CUDA Programming Guide, "Programmatic Dependent Launch and
+// Synchronization"; research/day39-cub.md.)
 // Launch: blockDim.x == kThreads, grid = tiles of n; `in` 16-byte aligned.
-// (CUDA Programming Guide, "Programmatic Dependent Launch and Synchronization";
-// research/day39-cub.md, 18.)
 // Needs: kWarp, tileSum, loadStreaming, blockReduceSum, kBestL1NoAllocate, DELAY_BEFORE_PUBLISH
 // ptx: v4-loads shfl
 template <int kThreads, int kLoads>
@@ -568,12 +546,11 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // best + PDL, pass 2: ONE block adds partials[0, count) in a fixed order. It may start while
-// pass 1 still runs, so nothing may touch the partials before cudaGridDependencySynchronize(),
+// pass 1 still runs, so nothing touches the partials before cudaGridDependencySynchronize(),
 // which returns once pass 1 has completed and its writes are visible. Launch: <<<1, kThreads>>>
-// through cudaLaunchKernelEx with cudaLaunchAttributeProgrammaticStreamSerialization, on the
-// stream of pass 1. Inside a graph capture it becomes a programmatic edge (cudaGraphEdgeData,
-// CUDA runtime API, checked 2026-12-01); that was run with CUDA 13.0 only: with an older toolkit
-// or driver, if the capture fails the program exits 1 and --mode stream still runs the row.
+// through cudaLaunchKernelEx with cudaLaunchAttributeProgrammaticStreamSerialization, on pass 1's
+// stream; captured, it becomes a programmatic graph edge (run with CUDA 13.0 only: if an older
+// toolkit's capture fails, the program exits 1 and --mode stream still runs the row).
 // Needs: kWarp, blockReduceSum
 // ptx: shfl
 template <int kThreads>
@@ -631,14 +608,11 @@ __global__ void checkCopy(const float *in, const float *out, size_t n, size_t sl
 // Host side: the library call, the row table and its launchers, the exact check.
 // ---------------------------------------------------------------------------------------------
 
-// snippet: cub-call
-// The library row. cub::DeviceReduce::Sum is called twice in its life: once with
-// d_temp_storage == nullptr, which only writes the bytes it needs into `tempBytes` (no launch),
-// and then for real with that storage. NumItemsT is a template parameter (CUB 2.2+, CUDA 12.3+):
-// a 32-bit count gives 32-bit offsets, a 64-bit one 64-bit offsets; we pass `int` while n fits
-// (every default size does) and `long long` above, so both CUB's fast path and n up to 2^32 work.
-// Nothing is allocated, copied or synchronized here: the call only enqueues CUB's kernels.
-// (CUB's DeviceReduce reference and the CUDA 13.0 headers: research/day39-cub.md, entries 1-3.)
+// The library row. cub::DeviceReduce::Sum is called twice in its life: with temp == nullptr it
+// only writes the bytes it needs into `tempBytes` (no launch); then for real with that storage.
+// The count's type picks CUB's offsets (CUB 2.2+, CUDA 12.3+): `int` (32-bit, fast) while n fits,
+// `long long` above, so n reaches 2^32. It only enqueues CUB's kernels: no allocation, no sync.
+// (CUB's DeviceReduce reference and the CUDA 13.0 headers: research/day39-cub.md.)
 // Needs: <cub/device/device_reduce.cuh>, <climits>
 static cudaError_t cubSum(void *temp, size_t &tempBytes, const float *in, float *out, size_t n,
                           cudaStream_t stream) {
@@ -647,7 +621,6 @@ static cudaError_t cubSum(void *temp, size_t &tempBytes, const float *in, float 
   }
   return cub::DeviceReduce::Sum(temp, tempBytes, in, out, (long long)n, stream);
 }
-// end snippet
 
 // The rows, in table order (kRows below: one line each, same order).
 enum class Row { Copy, Cub, V8, AtomicPerBlock, LastBlock, Cooperative, Best, BestPdl, Count };

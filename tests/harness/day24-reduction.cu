@@ -9,6 +9,10 @@
 // scratch buffer's whole allocation. After the four versions, the input's whole allocation must
 // still be NaN outside its n elements (a kernel reading past n would have summed a NaN guard).
 // Day 24 has no offset or grid knob, so the matrix is sizes x inputs x versions.
+// The sanitizer runs (code/day24-reduction/runs.txt) use --max-n 65537 --quick --input random:
+// sizes 1, 3, 31, 33, 255, 257, 1025, 4097 and 65537 reach every path of v1-v4 (one element,
+// ragged last blocks, one pass to three), so memcheck, racecheck, synccheck and initcheck see the
+// accesses and barriers of the full matrix at a fraction of its launches.
 //
 // Build (from the repository root):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day24-reduction.cu && ./harness

@@ -11,6 +11,10 @@
 // nothing outside what the row writes (n floats of the copy destination, `blocks` partials, one
 // result) is anything but NaN, over each buffer's whole allocation. After the rows of an (input,
 // n, offset), the input's allocation must still be NaN outside its n elements.
+// The sanitizer runs (code/day25-reduction-2/runs.txt) use --max-n 65537 --quick --input random:
+// harness::kQuickSizes x offsets 0 and 3 x grids 1, 64 and 1024 reach every path of the copy and
+// v4..v8 (scalar head and tail, the float4 body, grid-stride trips, one block and many) at a
+// fraction of the full matrix's launches. The racecheck of --race-demo runs the lesson itself.
 //
 // Build (from the repository root):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day25-reduction-2.cu && ./harness

@@ -6,6 +6,10 @@
 // partials and result are harness::Guarded (NaN on both sides), poisoned before each run; after a
 // run every guard band must still be NaN, scanned whole. Then the three trapezoid kernels once
 // each, within the lesson's bounds (so the sanitizer runs cover them too). No timing.
+// The sanitizer runs (code/day26-atomics/runs.txt) use --max-n 65537 --quick --input random:
+// harness::kQuickSizes reach every path of every row (a partial warp, a partial block, the tree's
+// scalar tail and its smaller grids), so memcheck, racecheck, synccheck and initcheck see them
+// all at a fraction of the full matrix's launches. The racecheck of --race-demo runs the lesson.
 #define REDUCTION_HARNESS
 #ifndef LESSON
 #define LESSON "../../code/day26-atomics/atomics.cu"

@@ -6,7 +6,14 @@
 //   NaN guard bands (a read past either end makes the sum NaN); the copy destination, partials
 //   and results inside NaN guard bands too, scanned whole after every run;
 //   then the repetition (--reps launches of each one-launch row, each checked on the device) at
-//   n = 65537 (or --max-n), offset 1, for both inputs.
+//   n = 65537 (or --max-n), offset 1, for both inputs; then again with one block, a different one
+//   each launch, sleeping before it publishes (delay.h), so that it is the last to draw.
+//
+// The compute-sanitizer runs (runs.txt) use --quick --max-n 65537 --reps 100 --input random:
+// harness.h's quick matrix still reaches every path of these kernels (no head and a scalar head,
+// a scalar tail, one and several grid-stride trips, grids of 1, 64 and 1024, a last block adding
+// 1 to 1024 partials), and 100 launches a row suffice for tools that check each access and
+// barrier, not each interleaving; the 10,000-launch repetition is the self-test's job.
 //
 // Build and run from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day27-last-block.cu && ./harness

@@ -8,7 +8,14 @@
 // run from NaN poison, inside NaN guard bands that must stay NaN. Also: a cooperative grid one
 // block larger than can be co-resident must be refused by cudaLaunchCooperativeKernel and never
 // run, and the lesson's --threads rule (wholeWarps) must accept exactly the multiples of 32 up to
-// 1024.
+// 1024. Then delay injection (delay.h): one block of each cooperative row sleeps before it
+// publishes, so a block 0 that read the partials before grid.sync() let them land reads poison.
+//
+// The compute-sanitizer runs (runs.txt) use --quick --max-n 65537 --input random: harness.h's
+// quick sizes and offsets 0 and 3 still reach every path (a scalar head, partial tiles and a rest,
+// blocks owning no tile or several tiles), each cooperative row on grids 1, 3, 64 and 1024 (where
+// they fit), the SM count and the co-resident maximum, and every block size of the two-pass
+// ladder; larger n only add trips through the same loops, which the self-test runs.
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON

@@ -16,6 +16,12 @@
 // check reads what the last timed call or the last replay wrote. Last, determinism: best's paths
 // and best + PDL sum random floats in [0, 1) (not exact) kDeterminismRuns times at each size up
 // to --max-n of 4096, 65536, 2^20 and 2^24; every run must give the same bits.
+//
+// The compute-sanitizer runs (runs.txt) use --quick --max-n 65537 --input random: harness.h's
+// quick sizes and offsets 0 and 3 reach every row and, with best forced onto each path at every
+// n, every path of best and best + PDL, partial last tiles included; both timing paths run at
+// 1027 and 65537, determinism at 4096 and 65536. Larger n only add trips through the same loops
+// and more tickets on the same counter, which the self-test runs.
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
