@@ -17,10 +17,10 @@ Usage:
   --build-only  build (always: no cache) and stop; any compiler output fails (exit 3)
   --keep-failed write the transcript of a run that exits non-zero too
 
-The transcript is evidence/<day-dir>/<MODE>-<YYYY-MM-DD>-<gpu>.txt, written by record.write
-(its docstring gives the format: header, one `# source:` line with the sha256 and fingerprint of
-each file the program is built from, the seal, the output verbatim, stderr interleaved as the pipe
-delivered it); never overwritten: a later one that day is <MODE>-<YYYY-MM-DD>T<HHMMSS>-<gpu>.txt.
+The transcript is evidence/<day-dir>/<MODE>.txt, replacing the one there (git keeps the earlier
+ones), written by record.write (its docstring gives the format: header, one `# source:` line with
+the sha256 and fingerprint of each file the program is built from, the seal, the output verbatim,
+stderr interleaved as the pipe delivered it).
 
 Where no GPU is present (nvidia-smi lists none) it prints one line and exits 1 before building,
 and writes nothing. A run that exits non-zero is not written unless --keep-failed says so (a race

@@ -3,27 +3,28 @@
 Usage: tools/evidence.py ROOT|DIR|FILE.txt ...   (ROOT: every evidence/**/*.txt)
 
 Header: capture.py's keys in its order (date, gpu, driver, cuda, build, `# source:` lines, command,
-exit code, `#`), read by transcript.py. The file name is MODE-YYYY-MM-DD-GPU.txt with the
-header's date and GPU (MODE-YYYY-MM-DDTHHMMSS-GPU.txt, with its time too, for a later one that day).
+exit code, `#`), read by transcript.py, with a real date. The file is evidence/DAY/MODE.txt, one a
+mode of the day's run list (a capture overwrites it; git keeps the earlier ones).
 
 Verdict: exit code 0 needs `RESULT: PASS (...)` as the last non-empty output line (compute-sanitizer's
 `=========` lines aside; under a profiler, whose report follows the program, anywhere), no `CHECK
 FAILED` line, no table row whose `check` column says FAIL, and every table row as wide as its
 header. A non-zero exit code is accepted for a race-demo transcript (the sanitizer must flag it),
-or when a note beside it (MODE-...-GPU.note.md) explains it.
+or when a note beside it (MODE.note.md) explains it.
 
 Sealed: a header's `# output: sha256=HEX` (tools/capture.py writes it) equals the sha256 of the
 output below the header; a header without it (older transcripts) is read as unsealed.
 
-Current: the newest transcript of each mode that code/DAY/runs.txt still lists was built from its
+Current: the transcript of each mode that code/DAY/runs.txt lists was built from its
 sources as they are now: the `fingerprint=` (comments and whitespace ignored, record.py)
 or, in transcripts older than the fingerprint, the sha256; and its `# command:` ran that line:
 the same sanitizer tool and the same program options, in any order (fixture other-command).
 
 Complete (a ROOT given): every mode a code/DAY/runs.txt lists has a transcript under evidence/DAY/
 (and a run split by `--part K/M` is M lines, K = 1 to M, alike in all else),
-and every tests/mutation/DAY.mutants one under evidence/mutation/ (DAY-YYYY-MM-DD-GPU.txt, which
-must be current like a run's: the script, the list, the lesson and the test program it names).
+and every tests/mutation/DAY.mutants one, evidence/mutation/DAY.txt (which must be current like a
+run's: the script, the list, the lesson and the test program it names). Any other transcript (a
+profiler's run a README quotes) is a record: checked as above but for being current.
 """
 import argparse
 import datetime
@@ -60,18 +61,8 @@ def check_file(path, report):
         report.error(path, line, f"capture header: line {line} should be the `{k}` line as "
                      f"tools/capture.py writes it, found {'end of file' if found is None else found}")
         return
-    date = t.value("date")
-    if not t.mode:
-        report.error(path, 1, "file name is not MODE-YYYY-MM-DD-GPU.txt (tools/capture.py names it)")
-    else:
-        if t.date != date[:10] or t.time not in (None, date[11:].replace(":", "")):
-            report.error(path, 1, f"file name date {t.date}{'T' + t.time if t.time else ''} "
-                         f"differs from the header date {date}")
-        if t.gpu_slug != record.gpu_slug(t.value("gpu")):
-            report.error(path, 2, f"file name GPU `{t.gpu_slug}` differs from the header GPU "
-                         f"`{t.value('gpu')}` (capture.py would write `{record.gpu_slug(t.value('gpu'))}`)")
     try:
-        datetime.datetime.strptime(date, "%Y-%m-%d %H:%M:%S")
+        datetime.datetime.strptime(t.value("date"), "%Y-%m-%d %H:%M:%S")
     except ValueError:
         report.error(path, 1, "the header date is not a real date and time")
     for line, m in t.sources:
@@ -84,8 +75,8 @@ def check_file(path, report):
     code, code_line = int(t.value("exit code")), t.header["exit code"][1]
     if transcript.failed(path, code):
         report.error(path, code_line, f"exit code {code}: a failed run; only a race-demo "
-                     f"transcript may exit non-zero, unless a note beside it "
-                     f"({os.path.basename(path)[:-4]}.note.md) explains it")
+                     f"transcript may exit non-zero, unless a note beside it ({t.mode}.note.md) "
+                     "explains it")
     out = [(i + 1, l.strip()) for i, l in enumerate(t.lines)
            if i >= t.header_len and l.strip() and not l.startswith("=========")]
     if code == 0:
@@ -110,14 +101,11 @@ def check_file(path, report):
 
 
 def check_source(path, t, line, m, report):
-    """The newest transcript of a mode the day still runs must come from its sources as they are
-    now: code changed after the newest capture means the evidence no longer shows what it prints."""
-    if os.path.abspath(transcript.newest(os.path.dirname(path), t.mode) or "") != \
-            os.path.abspath(path):
-        return  # an older transcript records an older version, as it should
+    """The transcript of a mode the day runs must come from its sources as they are now: code
+    changed after the capture means the evidence no longer shows what it prints."""
     listed = modes(os.path.dirname(path))
     if listed and t.mode not in listed:
-        return  # a mode the day no longer runs: a record of what it printed then
+        return  # not a mode of the run list: a record of what it printed then
     src = os.path.join(ROOT, m.group("path"))
     if not os.path.exists(src):
         report.error(path, line, f"source {m.group('path')} named in the header does not exist")
@@ -128,8 +116,8 @@ def check_source(path, t, line, m, report):
         with open(src, "rb") as f:
             same = hashlib.sha256(f.read()).hexdigest() == m.group("hash")
     if not same:
-        report.error(path, line, f"{m.group('path')} changed after this transcript (the newest "
-                     f"`{t.mode}` one) was captured: run it again on a GPU (a day's runs: "
+        report.error(path, line, f"{m.group('path')} changed after this `{t.mode}` transcript "
+                     f"was captured: run it again on a GPU (a day's runs: "
                      "REDUCTION_CAPTURE=DIR ctest -L gpu; else the header's `# command:`) so the "
                      "evidence shows what the code prints")
 
@@ -147,14 +135,13 @@ def options(words):
 
 
 def check_command(path, t, report):
-    """The newest transcript of a mode its day's runs.txt lists ran that line: the program's
+    """The transcript of a mode its day's runs.txt lists ran that line: the program's
     options (in any order), the sanitizer tool and the program (the lesson, or with --harness the
     test program) as runs.txt gives them (a line changed after the capture means the evidence is
     of another run)."""
     ev_dir = os.path.dirname(path)
     listed = {} if os.path.basename(os.path.abspath(ev_dir)) == "mutation" else modes(ev_dir)
-    if t.mode not in listed or os.path.abspath(transcript.newest(ev_dir, t.mode) or "") != \
-            os.path.abspath(path):
+    if t.mode not in listed:
         return
     words = listed[t.mode]
     want = (words[words.index("--") + 1:] if "--" in words else [],
@@ -171,9 +158,8 @@ def check_command(path, t, report):
 
 
 def modes(ev_dir):
-    """The modes of an evidence directory whose newest transcript must be current: its day's run
-    list; for evidence/mutation/, the days with a tests/mutation/DAY.mutants list (the mutation run
-    writes one transcript a day; the combined `mutation-...` ones of 2026-12-01 are records)."""
+    """The modes of an evidence directory whose transcript must be current: its day's run list; for
+    evidence/mutation/, the days with a tests/mutation/DAY.mutants list (one transcript a day)."""
     ev_dir = os.path.abspath(ev_dir)
     root = os.path.dirname(os.path.dirname(ev_dir))  # ROOT/evidence/DIR: this repository or a fixture
     if os.path.basename(ev_dir) == "mutation":
@@ -209,14 +195,14 @@ def check_complete(root, report):
     """Every mode of every day's run list has a transcript (a run never captured is a gap), and
     every day with a mutation list has a mutation transcript."""
     for day, f in modes(os.path.join(root, "evidence", "mutation")).items():
-        if not transcript.newest(os.path.join(root, "evidence", "mutation"), day):
-            report.error(f, 1, f"no mutation transcript evidence/mutation/{day}-DATE-GPU.txt: "
+        if not os.path.exists(os.path.join(root, "evidence", "mutation", f"{day}.txt")):
+            report.error(f, 1, f"no mutation transcript evidence/mutation/{day}.txt: "
                          f"run tools/mutation.py --transcript evidence/mutation {day} on a GPU")
     for day_dir in sorted(glob.glob(os.path.join(root, "code", "day*", ""))):
         day = os.path.basename(os.path.dirname(day_dir))
         check_parts(day_dir, report)
         for mode in transcript.runs(day_dir):
-            if not transcript.newest(os.path.join(root, "evidence", day), mode):
+            if not os.path.exists(os.path.join(root, "evidence", day, f"{mode}.txt")):
                 lines = transcript.read_lines(os.path.join(day_dir, "runs.txt"))
                 line = next(i + 1 for i, l in enumerate(lines) if l.split()[:1] == [mode])
                 report.error(os.path.join(day_dir, "runs.txt"), line, f"`{mode}` has no "

@@ -23,8 +23,8 @@ READMEs and files give now (a drifted build line, source or kernel cell fails, n
 
 --execute DIR: copies the notebook (NB, default the committed one) ALONE into an empty temporary
 directory, runs it there with nbclient (a kernel on this Python, S seconds a cell, default 900),
-and writes DIR/reduction-module-DATE-GPU.ipynb (the executed copy, outputs kept) and beside it
-DIR/reduction-module-DATE-GPU.txt, a transcript (record.write: date, GPU, driver, CUDA, build,
+and writes DIR/reduction-module.ipynb (the executed copy, outputs kept) and beside it
+DIR/reduction-module.txt, a transcript (record.write: date, GPU, driver, CUDA, build,
 the notebook's sha256 and fingerprint, command, exit code) whose body is one line a cell and the
 RESULT line. Exit 0 when every cell ran without error, 1 when one failed, 77 when nbclient or
 ipykernel is missing, or with --gpu where no GPU is present (with the reason), 2 on bad usage.

@@ -1,11 +1,11 @@
-"""Draw the figures the READMEs show, from the newest transcript of each mode.
+"""Draw the figures the READMEs show, from the transcript of each mode (evidence/DAY/MODE.txt).
 
 Usage: tools/plot.py [--check] [ROOT]          (ROOT: the repository, by default)
 
   (no flag)  draws every figure below into evidence/<day>/ (needs matplotlib:
              tools/requirements.txt); each SVG records the points it was drawn from, as JSON, in its
              <metadata> description.
-  --check    draws nothing and needs no matplotlib: recomputes each figure's points from the newest
+  --check    draws nothing and needs no matplotlib: recomputes each figure's points from the
              transcript (transcript.py reads it) and compares them with the points the
              committed SVG records. A missing figure or different points fail (exit 1, `stale`).
 
@@ -171,9 +171,8 @@ def main(argv):
     bad = 0
     for day, mode, name, points, draw in FIGURES:
         ev = os.path.join(root, "evidence", day)
-        src = transcript.newest(ev, mode)
-        svg = os.path.join(ev, name)
-        if src is None:
+        src, svg = os.path.join(ev, f"{mode}.txt"), os.path.join(ev, name)
+        if not os.path.exists(src):
             if os.path.exists(svg):
                 print(f"{svg}:1: error: no {mode} transcript in {ev} to draw it from")
                 bad += 1
@@ -186,7 +185,7 @@ def main(argv):
                       f"{os.path.basename(src)} (regenerate with tools/plot.py)")
                 bad += 1
             continue
-        title = f"{day} {mode}: {t.value('gpu')}, {os.path.basename(src)}"
+        title = f"{day} {mode}: {t.value('gpu')}, {t.value('date')}"
         fig = draw(plt, pts, title)
         fig.savefig(svg, format="svg", bbox_inches="tight",
                     metadata={"Description": json.dumps(pts), "Date": None})
@@ -194,6 +193,6 @@ def main(argv):
         print(f"plot: wrote {os.path.relpath(svg, root)} ({len(pts)} points)")
     if check:
         print(f"{'FAILED' if bad else 'ok'}: plots: {bad} stale figure(s); every other figure "
-              "records the points of its newest transcript")
+              "records the points of its transcript")
     return 1 if bad else 0
 

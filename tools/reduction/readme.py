@@ -5,7 +5,7 @@ Usage: tools/readme.py [--check] [ROOT|DAY_DIR|README.md ...]     (default: the 
 Runs cog (PyPI `cogapp`) on every code/day*/README.md with `-I tools -p "from reduction.readme
 import *"`, so a README's blocks are one-line cog generators calling the three functions below:
 
-  <!-- [[[cog output("default") ]]] -->                the newest transcript's tables
+  <!-- [[[cog output("default") ]]] -->                the transcript's tables
   <!-- [[[cog output("default", grep=r"^best") ]]] -->  every output line REGEX matches
   <!-- [[[cog median("default+repeat-2+repeat-3", "vs CUB", ["best"]) ]]] -->  medians of runs
   <!-- [[[cog snippet("v5") ]]] -->                      a `// snippet: NAME` region of the .cu
@@ -97,19 +97,24 @@ def _fail(what):
 
 
 def _evidence(mode):
-    """The newest transcripts of each of MODE's `+`-separated modes for this README's day."""
+    """The transcripts of MODE's `+`-separated modes for this README's day, evidence/DAY/MODE.txt:
+    an error where one is missing or records a failed run (a README quotes runs that passed)."""
     import cog
     day = os.path.dirname(os.path.abspath(cog.inFile))
     ev = os.path.join(os.path.dirname(os.path.dirname(day)), "evidence", os.path.basename(day))
-    paths = [transcript.newest(ev, m) for m in mode.split("+")]
-    if None in paths:
-        _fail(f"expected-output `{mode}`: no transcript {transcript.show(ev)}/MODE-YYYY-MM-DD-GPU"
-              f".txt for a mode of `{mode}`")
+    paths = [os.path.join(ev, f"{m}.txt") for m in mode.split("+")]
+    for path in paths:
+        if not os.path.exists(path):
+            _fail(f"expected-output `{mode}`: no transcript {transcript.show(path)}")
+        code = transcript.Transcript(path).value("exit code")
+        if transcript.failed(path, int(code or 0)):
+            _fail(f"expected-output `{mode}`: {transcript.show(path)} records a failed run (exit "
+                  f"code {code}): a README quotes a run that passed")
     return paths
 
 
 def output(mode, grep=None):
-    """Writes the newest MODE transcript's lines from its first `|` line to its last (with GREP,
+    """Writes the MODE transcript's lines from its first `|` line to its last (with GREP,
     a regex: every output line it matches) as a ```text block."""
     path = _evidence(mode)[0]
     t = transcript.Transcript(path)
@@ -125,7 +130,7 @@ def output(mode, grep=None):
 
 def median(modes, column, rows):
     """Writes a table: n, then for each (table kind: a caption's first word, row in ROWS) the median
-    of COLUMN over the newest transcripts of the `+`-separated MODES, `median (a / b / c)`."""
+    of COLUMN over the transcripts of the `+`-separated MODES, `median (a / b / c)`."""
     paths, vals = _evidence(modes), {}
     for path in paths:
         for t in transcript.Transcript(path).tables:

@@ -68,15 +68,9 @@ def gpu_facts():
     return name, driver, cuda[-1] if cuda else "unknown"
 
 
-def gpu_slug(name):
-    """The GPU NAME as a file-name word: `NVIDIA H200` -> `h200`."""
-    s = re.sub(r"[^a-z0-9]+", "-", name.lower().replace("nvidia", "").replace("geforce", ""))
-    return s.strip("-") or "unknown-gpu"
-
-
 def write(out_dir, mode, started, build, sources, command, code, body, root="."):
-    """Writes OUT_DIR/MODE-YYYY-MM-DD-GPU.txt (a later one that day: MODE-YYYY-MM-DDTHHMMSS-GPU.txt,
-    never overwritten) and returns its path. STARTED: a UTC datetime; BUILD, COMMAND: the lines
+    """Writes OUT_DIR/MODE.txt, replacing the one there (the evidence is the current record; git
+    keeps the earlier ones), and returns its path. STARTED: a UTC datetime; BUILD, COMMAND: the lines
     shown; SOURCES: paths under ROOT, named relative to it; CODE: the exit code; BODY: the
     output. OSError when a source cannot be read or OUT_DIR written."""
     name, driver, cuda = gpu_facts()
@@ -90,9 +84,7 @@ def write(out_dir, mode, started, build, sources, command, code, body, root=".")
                       f"fingerprint={fingerprint(path)}")
     seal = hashlib.sha256(body.encode("utf-8")).hexdigest()
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
-    if os.path.exists(path):
-        path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%dT%H%M%S}-{gpu_slug(name)}.txt")
+    path = os.path.join(out_dir, f"{mode}.txt")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(header + [f"# command: {command}", f"# exit code: {code}",
                                     f"# output: sha256={seal}", "#"]) + "\n" + body)

@@ -1,10 +1,8 @@
-"""Reading a transcript (record.py writes them): its header, tables, verdict, and which is newest.
+"""Reading a transcript (record.py writes them): its header, tables and verdict.
 
-Transcript(path) reads one evidence file; newest(dir, mode) picks the one the READMEs, plots and
-checks quote; runs(day_dir) reads a day's run list. Python's standard library only.
+Transcript(path) reads one evidence file, evidence/DAY/MODE.txt (one a mode: a capture overwrites
+it); runs(day_dir) reads a day's run list. Python's standard library only.
 """
-import functools
-import glob
 import hashlib
 import os
 import re
@@ -24,8 +22,6 @@ HEADER = [  # key, pattern, in record.write's order (`# source:` lines come afte
 OUTPUT = re.compile(r"^# output: sha256=([0-9a-f]{64})$")  # the seal; older transcripts lack it
 SOURCE = re.compile(r"^# source: (?P<path>\S+) sha256=(?P<hash>[0-9a-f]{64})"
                     r"(?: fingerprint=(?P<fp>[0-9a-f]{64}))?$")
-NAME = re.compile(r"^(?P<mode>[a-z0-9][a-z0-9-]*?)-(?P<date>\d{4}-\d{2}-\d{2})(?:T(?P<time>\d{6}))?"
-                  r"-(?P<gpu>[a-z0-9-]+)\.txt$")  # the time: a later capture of the same day
 RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -60,9 +56,7 @@ class Transcript:
     order (reading stops at the first that is not); `sources`: [(line, match of SOURCE)];
     `seal`: (the `# output: sha256=` value, its line) or None (unsealed: written before the seal);
     `body_sha256`: the sha256 of the bytes below the header, which the seal must equal;
-    `header_len`; `lines`; `mode`, `date`, `time` (HHMMSS or None), `gpu_slug` from the file name
-    ('' if it does not fit);
-    `tables` of the output; `result`: the last non-empty output line (compute-sanitizer's
+    `header_len`; `lines`; `mode`, the file name less `.txt`; `tables` of the output; `result`: the last non-empty output line (compute-sanitizer's
     `=========` lines aside) and its line."""
 
     def __init__(self, path):
@@ -85,9 +79,7 @@ class Transcript:
             k += 1
         self.header_len = k
         self.body_sha256 = hashlib.sha256(raw.split(b"\n", k)[-1] if k else raw).hexdigest()
-        nm = NAME.match(os.path.basename(path))
-        self.mode, self.date, self.time, self.gpu_slug = \
-            nm.group("mode", "date", "time", "gpu") if nm else ("",) * 4
+        self.mode = os.path.basename(path)[:-len(".txt")]
         self.tables = tables(self.lines, k)
         out = [(i + 1, l.strip()) for i, l in enumerate(self.lines)
                if i >= k and l.strip() and not l.startswith("=========")]
@@ -114,40 +106,12 @@ def tables(lines, first=0):
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def _start(path):
-    """(the header's date and time or '', its exit code or None) of a transcript."""
-    date, code = "", None
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.rstrip("\n") == "#":
-                break
-            h, c = HEADER[0][1].match(line.rstrip("\n")), HEADER[6][1].match(line.rstrip("\n"))
-            date, code = h.group(1) if h else date, int(c.group(1)) if c else code
-    return date, code
-
-
-def failed(path, code=None):
-    """True when the transcript at PATH records a failed run: a non-zero exit code (CODE, or its
-    header's), unless it is a race-demo run (its sanitizer must flag the exhibit) or a note beside
-    it (MODE-...-GPU.note.md) explains it."""
-    code = _start(path)[1] if code is None else code
-    notes = [path[:-4] + ".note.md", path + ".note.md"]
+def failed(path, code):
+    """True when the transcript at PATH records a failed run: exit code CODE non-zero, unless it is
+    a race-demo run (its sanitizer must flag the exhibit) or a note beside it (MODE.note.md)
+    explains it."""
     return bool(code) and "race-demo" not in os.path.basename(path) and \
-        not any(map(os.path.exists, notes))
-
-
-def newest(ev_dir, mode):
-    """The newest ev_dir/MODE-YYYY-MM-DD[THHMMSS]-GPU.txt that is not a failed run: by the date
-    in the name, then the header's date and time, then the name. None if there is none."""
-    name = re.compile(re.escape(mode) + r"-(\d{4}-\d{2}-\d{2})(?:T\d{6})?-[a-z0-9-]+\.txt$")
-    best = None
-    for path in glob.glob(os.path.join(ev_dir, "*.txt")):
-        m = name.match(os.path.basename(path))
-        if m and not failed(path):
-            key = (m.group(1), _start(path)[0], os.path.basename(path))
-            best = max(best, (key, path)) if best else (key, path)
-    return best[1] if best else None
+        not os.path.exists(path[:-len(".txt")] + ".note.md")
 
 
 def runs(day_dir):
