@@ -182,6 +182,9 @@ CASES = [
     case("readme.failed_run", 1, ["readme", "--check", f"{F}/readme_output/failed-run"],
          r"failed-run/code/day90-fixture/README.md:12: error: expected-output `default`: .*"
          r"default.txt records a failed run \(exit code 1\)"),
+    case("readme.medians_stale", 1, ["readme", "--check", f"{F}/readme_output/medians-stale"],
+         r"medians-stale/code/day90-fixture/README.md:5: error: median: .*medians-stale/evidence/"
+         r"day90-fixture/medians.md is stale: run tools/readme.py"),
     case("readme.no_transcript", 1, ["readme", "--check", f"{F}/readme_output/no-transcript"],
          r"no-transcript/code/day90-fixture/README.md:12: error: expected-output `default`: no "
          r"transcript"),

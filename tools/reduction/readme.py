@@ -7,12 +7,14 @@ import *"`, so a README's blocks are one-line cog generators calling the three f
 
   <!-- [[[cog output("default") ]]] -->                the transcript's tables
   <!-- [[[cog output("default", grep=r"^best") ]]] -->  every output line REGEX matches
-  <!-- [[[cog median("default+repeat-2+repeat-3", "vs CUB", ["best"]) ]]] -->  medians of runs
+  <!-- [[[cog median("default+repeat-2", "vs CUB", ["best"], sizes=[1024]) ]]] -->  medians
   <!-- [[[cog snippet("v5") ]]] -->                      a `// snippet: NAME` region of the .cu
 
 each followed by the block it writes and `<!-- [[[end]]] -->`. Without --check the blocks are
 rewritten in place; with --check nothing changes and a block that differs fails with a diff (cog
---check --diff). A marker with no transcript or no matching line, an unknown snippet, a snippet
+--check --diff). A median call with sizes=[n, ...] shows those n only and links the full table,
+which it writes beside the transcripts, evidence/DAY/medians.md (with --check: an error where that
+file differs). A marker with no transcript or no matching line, an unknown snippet, a snippet
 marked twice in the .cu or quoted twice in a README is an error, `README.md:LINE: error: ...`;
 so is a marker of the old form (`<!-- snippet: NAME -->`), a snippet call not written as above,
 and a `// snippet:` region that no block of its day's README quotes (`FILE.cu:LINE: error:`).
@@ -29,6 +31,7 @@ import sys
 from . import transcript
 
 __all__ = ["output", "median", "snippet"]
+CHECK = False  # main's --check: median() verifies evidence/DAY/medians.md instead of writing it
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QUOTE = re.compile(r'^<!-- \[\[\[cog snippet\("([^"]+)"\) \]\]\] -->$')
 REGION = re.compile(r"^\s*//\s*(?:snippet:\s*(\S+)|end snippet)\s*$")
@@ -128,9 +131,12 @@ def output(mode, grep=None):
     _emit("text", want)
 
 
-def median(modes, column, rows):
+def median(modes, column, rows, sizes=None):
     """Writes a table: n, then for each (table kind: a caption's first word, row in ROWS) the median
-    of COLUMN over the transcripts of the `+`-separated MODES, `median (a / b / c)`."""
+    of COLUMN over the transcripts of the `+`-separated MODES, `median (a / b / c)`. With SIZES (a
+    list of n) the block shows those n only and links the full table, evidence/DAY/medians.md,
+    which the same call writes (under --check: an error where that file differs)."""
+    import cog
     paths, vals = _evidence(modes), {}
     for path in paths:
         for t in transcript.Transcript(path).tables:
@@ -139,13 +145,35 @@ def median(modes, column, rows):
                     vals.setdefault((int(d["n"]), t.caption.split(":")[0], d["row"]),
                                     []).append(d[column])
     cols = sorted({(k, r) for _, k, r in vals}, key=lambda c: (c[0] != "stream", rows.index(c[1])))
-    out = ["| n | " + " | ".join(f"{k}: {r}" for k, r in cols) + " |",
-           "|---" * (len(cols) + 1) + "|"]
+    head = ["| n | " + " | ".join(f"{k}: {r}" for k, r in cols) + " |",
+            "|---" * (len(cols) + 1) + "|"]
+    table = {}
     for n in sorted({n for n, _, _ in vals}):
         cells = [(sorted(vals.get((n, k, r), []), key=float), vals.get((n, k, r))) for k, r in cols]
-        out.append(f"| {n} | " + " | ".join(f"{c[len(c) // 2]} ({' / '.join(v)})" if
-                                            len(c) == len(paths) else "-" for c, v in cells) + " |")
-    _emit("text", out)
+        table[n] = f"| {n} | " + " | ".join(f"{c[len(c) // 2]} ({' / '.join(v)})" if
+                                            len(c) == len(paths) else "-" for c, v in cells) + " |"
+    if sizes is None:
+        return _emit("text", head + list(table.values()))
+    if [n for n in sizes if n not in table]:
+        _fail(f"median: n = {', '.join(str(n) for n in sizes if n not in table)} is in no table "
+              f"of `{modes}` (its sizes: {', '.join(map(str, table))})")
+    _emit("text", head + [table[n] for n in sizes])
+    ev, day = os.path.dirname(paths[0]), os.path.basename(os.path.dirname(paths[0]))
+    links = ", ".join(f"[{os.path.basename(p)}]({os.path.basename(p)})" for p in paths)
+    page = "\n".join([f"# {day}: the median of `{column}` at every size", "",
+                      f"Written by `tools/readme.py` from the `median` call in "
+                      f"[code/{day}/README.md](../../code/{day}/README.md), which shows n = "
+                      f"{', '.join(map(str, sizes))}. Each cell: the median over {links}, then "
+                      "each value.", ""] + head + list(table.values())) + "\n"
+    out = os.path.join(ev, "medians.md")
+    have = open(out, encoding="utf-8").read() if os.path.exists(out) else None
+    if CHECK and have != page:
+        _fail(f"median: {transcript.show(out)} is " + ("missing" if have is None else "stale") +
+              ": run tools/readme.py to write it")
+    elif have != page:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(page)
+    cog.out(f"\nEvery size: [evidence/{day}/medians.md](../../evidence/{day}/medians.md)\n")
 
 
 def snippet(name):
@@ -176,6 +204,8 @@ def main(argv):
     ap.add_argument("--check", action="store_true", help="change nothing; fail where out of date")
     ap.add_argument("paths", nargs="*", default=[ROOT])
     a = ap.parse_args(argv)
+    global CHECK
+    CHECK = a.check
     readmes = []
     for p in a.paths:
         if os.path.isdir(os.path.join(p, "code")):
