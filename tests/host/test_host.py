@@ -126,6 +126,16 @@ CASES = [
     case("sources.unknown_token", 1, SRC + ["--rules", "ptx", f"{PTX}/unknown-token.cu"],
          r"unknown-token.cu:9: error: unknown ptx claim `v8-loads`",
          r"unknown-token.cu:4: error: `// ptx:` claim not in the comment block directly above"),
+    case("sources.comments", 1, ["sources", "--rules", "comments", f"{F}/comments/code/day90-fixture"],
+         r"day90-fixture/fixture.cu:1: error: the header is 21 comment lines, over 20",
+         r"day90-fixture/fixture.cu:45: error: kernel copyOver's comment is 9 lines besides its "
+         r"Launch, Needs and ptx lines, over 8",
+         r"day90-fixture/runs.txt:1: error: 4 comment lines, over 3"),
+    # a README's code blocks, pasted in order after the standard headers, build (the good one does)
+    case("sources.paste", 1, SRC + ["--rules", "paste", f"{F}/paste/code/day90-fixture"],
+         r"paste/code/day90-fixture/README.md:1: error: its 2 cuda/cpp/c\+\+ block\(s\), pasted in "
+         r"order after the standard headers, do not build for sm_75",
+         r'paste/code/day90-fixture/README.md:9: nvcc: error: identifier "kScale" is undefined'),
     # the README kernels: each compiles alone with what its Needs line names, launched as its
     # Launch line says
     case("kernels.no_needs", 1, KERNELS + [f"{KF}/no-needs/code/day90-fixture"],

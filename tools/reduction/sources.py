@@ -6,6 +6,9 @@ Usage: tools/sources.py [--nvcc NVCC] [--rules R,R] [--run] ROOT|DAY_DIR|FILE.cu
 self-contained  Only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
                 <stdio.h> are faults), its own `#define CUDA_CHECK(` and a definition of
                 `timeKernel` (CUDA-CODE-STYLE.md sections 1, 3, 5).
+comments        The header (comment lines before the first line of code) is at most 20 lines; each
+                kernel's comment at most 8 besides its Launch, Needs and ptx lines and snippet
+                markers; a day's runs.txt has at most 3 comment lines (DESIGN.md section 2).
 ptx             A kernel claims what its machine code holds with a line in the comment block
                 directly above it (above its `template <...>` line, if any), e.g. `// ptx: v4-loads
                 shfl`. Tokens: v4-loads (ld.global...v4 of 32-bit words), shfl (shfl.sync), atom
@@ -33,9 +36,12 @@ kernels         Every README kernel block compiles alone with what its comments'
                 exact answer (got/want; exit 1 on a mismatch). `nvcc -std=c++17 -O3 -arch=sm_75`;
                 with --run (a GPU; exit 77 where none) each unit runs too. tools/notebook.py puts
                 the same units in the notebook.
+paste           A day README's ```cuda, ```cpp and ```c++ blocks, in order after the standard headers
+                (PRELUDE), compile as one file: `nvcc -std=c++17 -arch=sm_75 -x cu -c`, no output.
 
 Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the
-self-contained and masks rules, which need none, are still checked and their faults still fail).
+self-contained, masks and comments rules, which need none, are still checked and their faults
+still fail).
 """
 import argparse
 import glob
@@ -49,7 +55,7 @@ from . import record, transcript
 from .readme import quoted as readme_quotes
 from .transcript import Report
 
-RULES = ("self-contained", "masks", "ptx", "kernels")
+RULES = ("self-contained", "masks", "comments", "ptx", "kernels", "paste")
 KERNEL = re.compile(r"\b__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|\w+)\s+)*?void\s+"
                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 
@@ -195,6 +201,42 @@ def masks(path, text, code, report):
                      "naming fewer lanes than run the call is undefined, and no sanitizer sees it "
                      "(CUDA-CODE-STYLE.md section 8)")
     return calls
+
+
+# --- comments ----------------------------------------------------------------------------------
+HEADER_LINES, KERNEL_LINES, RUNS_LINES = 20, 8, 3
+TAGS = re.compile(r"^\s*//\s*(?:Launch:|Needs:|ptx:|snippet:|end snippet)")
+
+
+def comments(path, text, code, report):
+    """The header (the comment lines before the first line of code) at most HEADER_LINES; each
+    kernel's comment at most KERNEL_LINES besides its Launch, Needs and ptx lines (and their
+    continuation lines, `//` and 2+ spaces) and snippet markers."""
+    lines = text.splitlines()
+    first = next((i for i, l in enumerate(code.splitlines()) if l.strip()), len(lines))
+    header = sum(1 for l in lines[:first] if l.strip())
+    if header > HEADER_LINES:
+        report.error(path, 1, f"the header is {header} comment lines, over {HEADER_LINES}: it "
+                     "says the rows, the one change between neighbours, the exactness discipline "
+                     "and the build line; the rest is the README's (DESIGN.md section 2)")
+    for m, line, first in kernels_in(code):
+        block, tagged_, kept = comment_above(lines, first), False, 0
+        for _, c in block:
+            tagged_ = bool(TAGS.match(c)) or (tagged_ and re.match(r"^\s*//\s{2,}\S", c))
+            kept += not tagged_
+        if kept > KERNEL_LINES:
+            report.error(path, block[0][0] + 1, f"kernel {m.group(1)}'s comment is {kept} lines "
+                         f"besides its Launch, Needs and ptx lines, over {KERNEL_LINES}: say its "
+                         "launch assumptions; the why is the README's")
+
+
+def runs_comments(day_dir, report):
+    path = os.path.join(day_dir, "runs.txt")
+    lines = transcript.read_lines(path) if os.path.exists(path) else []
+    hashes = [i for i, l in enumerate(lines, 1) if l.lstrip().startswith("#")]
+    if len(hashes) > RUNS_LINES:
+        report.error(path, hashes[0], f"{len(hashes)} comment lines, over {RUNS_LINES}: what the "
+                     "sanitizer runs cover belongs in the test program's header")
 
 
 # --- ptx -----------------------------------------------------------------------------------------
@@ -739,6 +781,46 @@ def readme_kernels(day_dir, src, opts, report):
     return count
 
 
+# --- paste: the README's code blocks, pasted in order, build ------------------------------------
+PRELUDE = ["#include <cstdio>", "#include <cstdlib>", "#include <cstdint>", "#include <cstddef>",
+           "#include <cstring>", "#include <cmath>", "#include <vector>", "#include <algorithm>",
+           "#include <cuda_runtime.h>"]
+PASTED = ("cuda", "cpp", "c++")
+
+
+def paste(day_dir, opts, report):
+    """The README's ```cuda, ```cpp and ```c++ blocks, in order after PRELUDE, compile for sm_75
+    with no output (a learner pastes them into one file); returns how many blocks."""
+    readme = os.path.join(day_dir, "README.md")
+    lines = transcript.read_lines(readme) if os.path.isfile(readme) else []
+    unit, where, fence, keep, blocks = list(PRELUDE), [0] * len(PRELUDE), None, False, 0
+    for i, line in enumerate(lines, 1):
+        m = re.match(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)", line)
+        if fence is None and m:
+            fence, keep = m.group(1), m.group(2) in PASTED
+            blocks += keep
+        elif fence and re.fullmatch(re.escape(fence[0]) + f"{{{len(fence)},}}", line.strip()):
+            fence = None
+        elif fence and keep:
+            unit.append(line)
+            where.append(i)
+    if not blocks:
+        return 0
+    p = subprocess.run([opts.nvcc, "-std=c++17", "-arch=sm_75", "-x", "cu", "-c", "-o",
+                        os.devnull, "-"], input="\n".join(unit) + "\n", capture_output=True,
+                       text=True)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    if p.returncode or out:
+        report.error(readme, 1, f"its {blocks} cuda/cpp/c++ block(s), pasted in order after the "
+                     "standard headers, do not build for sm_75 (`nvcc -std=c++17 -arch=sm_75 -x "
+                     "cu -c`): show what a block needs in an earlier block, or show less:")
+        for ln in [l for l in out if re.search(r"stdin\(\d+\): (error|warning)", l)][:6] or out[:6]:
+            e = re.match(r".*?stdin\((\d+)\): (.*)", ln)
+            at = where[int(e.group(1)) - 1] if e and int(e.group(1)) <= len(where) else 0
+            print(f"  {transcript.show(readme)}:{at}: nvcc: {e.group(2)}" if at else f"  {ln}")
+    return blocks
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -758,9 +840,9 @@ def main(argv):
         print("SKIPPED: sources --run: no CUDA device on this machine (nvidia-smi lists no GPU); "
               "the kernel units run on a GPU runner")
         return 77
-    skipped = [r for r in rules if r in ("ptx", "kernels") and not shutil.which(opts.nvcc)]
+    skipped = [r for r in rules if r in ("ptx", "kernels", "paste") and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
-    report, files, claims, blocks, calls = Report("sources"), 0, 0, 0, 0
+    report, files, claims, blocks, calls, pasted = Report("sources"), 0, 0, 0, 0, 0
     for a in opts.paths:  # (day directory or None, its .cu files)
         days = [(d, day_sources(d)) for d in day_dirs_of(a)] if \
             os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
@@ -769,6 +851,10 @@ def main(argv):
         elif "kernels" in rules and not os.path.isdir(a):
             report.error(a, 1, "the kernels rule reads a day's README: give its directory")
         for day, srcs in days:
+            if day and "comments" in rules:
+                runs_comments(day, report)
+            if day and "paste" in rules:
+                pasted += paste(day, opts, report)
             for path in srcs:
                 text = open(path, encoding="utf-8", errors="replace").read()
                 code, files = strip_comments(text), files + 1
@@ -776,6 +862,8 @@ def main(argv):
                     self_contained(path, text, code, report)
                 if "masks" in rules:
                     calls += masks(path, text, code, report)
+                if "comments" in rules:
+                    comments(path, text, code, report)
                 if "ptx" in rules:
                     claims += ptx(path, text, code, opts, report)
                 if "kernels" in rules and day and len(srcs) == 1:
@@ -787,5 +875,6 @@ def main(argv):
     return report.finish(f"{files} file(s): {', '.join(rules)}; {calls} warp mask(s) named; "
                          f"{claims} PTX claim(s) hold; "
                          f"{blocks} README kernel block(s) compiled alone for sm_75"
-                         f"{' and ran' if opts.run else ''}")
+                         f"{' and ran' if opts.run else ''}; {pasted} README block(s) build pasted "
+                         "in order")
 
