@@ -273,8 +273,13 @@ CASES = [
                                "default"],
          r"^capture: no CUDA device on this machine .*nothing built, run or written$",
          path=f"{F}/no-gpu", absent="evidence"),
-    # bad usage: a typo'd flag or a path that is not there is one line on stderr and exit 2
-    case("usage.capture.flag", 2, ["capture", "--chek", "code/day24-reduction", "default"], TYPO),
+    # bad usage: a typo'd flag (named before any missing argument), a path that is not there, an
+    # unknown mode (before any GPU is looked for) is one line on stderr and exit 2; --help is exit 0
+    case("usage.capture.flag", 2, ["capture", "--chek"], TYPO),
+    case("usage.capture.none", 2, ["capture"], "error: want DAY_DIR MODE"),
+    case("usage.capture.mode", 2, ["capture", "code/day24-reduction", "nosuchmode"],
+         r"error: MODE `nosuchmode` is not a line of code/day24-reduction/runs.txt \(its modes: "
+         r"default, n-1, self-test, ", path=f"{F}/no-gpu"),
     case("usage.capture.path", 2, ["capture", "code/day99-nope", "default"], NOPATH),
     case("usage.readme.flag", 2, ["readme", "--chek"], TYPO),
     case("usage.readme.path", 2, ["readme", "--check", "code/day99-nope"], NOPATH),
@@ -282,15 +287,17 @@ CASES = [
     case("usage.notebook.path", 2, ["notebook", "--check", "code/day99-nope"], NOPATH),
     case("usage.plot.flag", 2, ["plot", "--chek"], TYPO),
     case("usage.plot.path", 2, ["plot", "--check", "code/day99-nope"], NOPATH),
-    case("usage.sources.flag", 2, ["sources", "--chek", "code/day24-reduction"], TYPO),
+    case("usage.sources.flag", 2, ["sources", "--chek"], TYPO),
     case("usage.sources.path", 2, ["sources", "code/day99-nope"], NOPATH),
-    case("usage.evidence.flag", 2, ["evidence", "--chek", "."], TYPO),
+    case("usage.evidence.flag", 2, ["evidence", "--chek"], TYPO),
     case("usage.evidence.path", 2, ["evidence", "code/day99-nope"], NOPATH),
     case("usage.mutation.flag", 2, ["mutation", "--chek"], TYPO),
     case("usage.mutation.path", 2, ["mutation", "--apply-only", "--root", "code/day99-nope"],
          NOPATH),
     case("usage.mutation.day", 2, ["mutation", "--apply-only", "code/day99-nope"],
          "error: code/day99-nope: no such day"),
+    *[case(f"usage.{t}.help", 0, [t, "--help"], r"^Usage:") for t in
+      ("capture", "evidence", "mutation", "notebook", "plot", "readme", "sources")],
     # on a GPU: a kernel a learner broke fails its check with got and want, in the check and in
     # its notebook cell; the good kernels pass
     case("kernels.broken", 1, KERNELS + ["--run", f"{KF}/broken"],

@@ -5,7 +5,8 @@ Usage:
                    [--keep-failed] [--build-only] -- [ARGS...]
 
   DAY_DIR   a day directory, e.g. code/day25-reduction-2
-  MODE      the transcript's name stem: default, sweep, self-test, memcheck, race-demo-racecheck, ...
+  MODE      a line of DAY_DIR/runs.txt (default, self-test, memcheck, ...): the transcript's name;
+            with --wrap (a profiler's record) or --build-only any name
   --arch    replaces the -arch=sm_XX of the README line (default: the README line as written)
   --tool    runs the program under `compute-sanitizer --tool TOOL --report-api-errors no
             --error-exitcode 1` (API errors are reported by the program's own CUDA_CHECK)
@@ -43,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import readme, record
+from . import readme, record, transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -81,8 +82,8 @@ def harness_sources(test):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("day_dir")
-    ap.add_argument("mode")
+    ap.add_argument("day_dir", nargs="?")  # optional here, so that an unknown flag is named first
+    ap.add_argument("mode", nargs="?")
     ap.add_argument("--arch")
     ap.add_argument("--tool")
     ap.add_argument("--harness", action="store_true")
@@ -94,8 +95,10 @@ def main(argv):
     if "--" in argv:
         cut = argv.index("--")
         argv, prog_args = argv[:cut], argv[cut + 1 :]
-    a = ap.parse_args(argv)
+    a = ap.parse_intermixed_args(argv)
     a.args = prog_args
+    if not a.mode:
+        ap.error("want DAY_DIR MODE, e.g. code/day25-reduction-2 default (--help says more)")
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", a.mode):
         ap.error(f"MODE `{a.mode}`: lower-case letters, digits and '-' only")
     if a.arch and not re.fullmatch(r"sm_\d+", a.arch):
@@ -107,6 +110,10 @@ def main(argv):
         ap.error(f"{a.day_dir}: no such file or directory")
     if not os.path.isfile(os.path.join(day_dir, "README.md")):
         ap.error(f"{a.day_dir}: not a day directory (no README.md with a build line there)")
+    listed = transcript.runs(day_dir)
+    if a.mode not in listed and not (a.wrap or a.build_only):
+        ap.error(f"MODE `{a.mode}` is not a line of {a.day_dir.rstrip('/')}/runs.txt (its modes: "
+                 f"{', '.join(listed) or 'none'})")
     if not a.build_only and not record.gpu_present():
         print("capture: no CUDA device on this machine (nvidia-smi lists no GPU): nothing built, "
               "run or written", file=sys.stderr)

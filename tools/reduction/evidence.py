@@ -213,8 +213,10 @@ def check_complete(root, report):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("paths", nargs="+")
+    ap.add_argument("paths", nargs="*")  # `*`, so that an unknown flag is named first
     paths = ap.parse_args(argv).paths
+    if not paths:
+        ap.error("want ROOT, DIR or FILE.txt: what to check (--help says more)")
     for a in paths:
         if not os.path.exists(a):
             ap.error(f"{a}: no such file or directory")

@@ -828,8 +828,10 @@ def main(argv):
     ap.add_argument("--rules", default=",".join(RULES), help="comma-separated, default all")
     ap.add_argument("--run", action="store_true", help="kernels: also run each unit (a GPU)")
     ap.add_argument("--keep-units", metavar="DIR", help="kernels: keep each generated unit in DIR")
-    ap.add_argument("paths", nargs="+")
+    ap.add_argument("paths", nargs="*")  # `*`, so that an unknown flag is named first
     opts = ap.parse_args(argv)
+    if not opts.paths:
+        ap.error("want ROOT, DAY_DIR or FILE.cu: what to check (--help says more)")
     rules = opts.rules.split(",")
     if set(rules) - set(RULES):
         ap.error(f"--rules: known rules are {', '.join(RULES)}")
