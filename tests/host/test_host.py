@@ -1,6 +1,7 @@
 """The host checks that run a maintained tool (clang-format, actionlint) on the repository, and the
 fixture table: every tool and check on a known-good input passes, and on a known-bad one fails
-with the expected lines (CTest: host.pytest; the cases marked gpu: gpu.pytest).
+with the expected lines. Marked gpu: needs a CUDA device; marked full: takes long (every mutant
+through nvcc's front end, and the cases over ~5 s); pytest.ini names the tiers.
 
 A case is (id, exit code, command, regex...): the command runs from the repository root and must
 exit with that code, and every regex must match a line of its output. A tool name first in the
@@ -64,9 +65,9 @@ def test_workflows():
     assert p.returncode == 0, p.stdout + p.stderr
 
 
-def case(id, code, command, *want, path=None, absent=None, env=None, gpu=False):
+def case(id, code, command, *want, path=None, absent=None, env=None, gpu=False, full=False):
     return pytest.param(code, command, want, path, absent, env, id=id,
-                        marks=[pytest.mark.gpu] if gpu else [])
+                        marks=[pytest.mark.gpu] * gpu + [pytest.mark.full] * full)
 
 
 SC, PTX, KF, TR = f"{F}/self_contained", f"{F}/ptx", f"{F}/kernels", f"{F}/transcripts"
@@ -79,7 +80,7 @@ CASES = [
     case("good.sources", 0, SRC + [f"{F}/good"]),
     case("good.readme", 0, ["readme", "--check", f"{F}/good"]),
     case("good.transcripts", 0, ["evidence", f"{F}/good"]),
-    case("good.kernels", 0, KERNELS + [f"{KF}/good"]),
+    case("good.kernels", 0, KERNELS + [f"{KF}/good"], full=True),
     case("good.masks", 0, ["sources", "--rules", "masks", f"{F}/masks/good.cu"]),
     case("good.format", 0, ["clang-format", f"{F}/good/code/day90-fixture/fixture.cu"]),
     case("kernels.broken_compiles", 0, KERNELS + [f"{KF}/broken"]),  # its check fails on a GPU
@@ -242,7 +243,7 @@ CASES = [
          r"exit 1 .*got 3 want 2 \| killed \| yes \|$",
          r"^RESULT: PASS \(3 mutants, 3 as expected: 2 killed, 1 survived\)$",
          r"^mutation: wrote .*/day90-fixture\.txt$", r"^mutation: wrote .*/day91-fixture\.txt$",
-         r"^RESULT: PASS \(2 days, 4 mutants, 4 as expected: 3 killed, 1 survived\)$"),
+         r"^RESULT: PASS \(2 days, 4 mutants, 4 as expected: 3 killed, 1 survived\)$", full=True),
     case("mutation.wrong", 1, ["mutation", "--root", f"{F}/mutation/runs-wrong", "--runs", "2"],
          r"^\| day90-fixture \| baseline \| passes \| exit 0 .*got 5 want 4 \| BASELINE FAILS "
          r"\| NO",
@@ -350,8 +351,9 @@ def mutants_not_compiling(root, day, tmp):
         return [e for e in pool.map(front_end, mutants) if e]
 
 
-@pytest.mark.parametrize("day", [d for d in DAYS if os.path.exists(
-    f"{ROOT}/tests/mutation/{d}.mutants")] + ["fixture.no-compile"])
+@pytest.mark.parametrize("day", [pytest.param(d, marks=pytest.mark.full) for d in DAYS if
+                                 os.path.exists(f"{ROOT}/tests/mutation/{d}.mutants")] +
+                         ["fixture.no-compile"])
 def test_mutants_compile(day, tmp_path):
     """Every mutant compiles (mutants_not_compiling); the fixture's one that does not, fails."""
     if not shutil.which(NVCC):
