@@ -18,8 +18,10 @@ learner sets REPO_URL there. Every code cell stands alone after
 a kernel restart: bash cells find -arch themselves, the Python cell imports what it uses; they share
 only files (the folders are made by the first code cell). Outputs are empty in the committed file.
 
---check: the notebook is valid nbformat-4 JSON with no outputs, and every cell equals what the
-READMEs and files give now (a drifted build line, source or kernel cell fails, named).
+The cells are nbformat's (PyPI `nbformat`), validated and written by it. --check: the notebook
+reads as nbformat 4 with no outputs, and every cell equals what the READMEs and files give now (a
+drifted build line, source or kernel cell fails, named). Both exit 77 (`SKIPPED:`) without
+nbformat.
 
 --execute DIR: copies the notebook (NB, default the committed one) ALONE into an empty temporary
 directory, runs it there with nbclient (a kernel on this Python, S seconds a cell, default 900),
@@ -57,11 +59,9 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notebook.md"
 
 
 def cell(kind, text, meta):
-    c = {"cell_type": kind, "metadata": {"reduction": meta} if meta else {},
-         "source": text.splitlines(keepends=True)}
-    if kind == "code":
-        c.update(execution_count=None, outputs=[])
-    return c
+    from nbformat import v4
+    new = v4.new_code_cell if kind == "code" else v4.new_markdown_cell
+    return new(text, metadata={"reduction": meta} if meta else {})
 
 
 def carried(root, rel, target=None):
@@ -133,7 +133,7 @@ def cells(root):
                         {"kind": "capture", "day": day}))
     out += [cell("markdown", TEXT["clone_md"], None),
             cell("code", TEXT["clone"], {"kind": "clone"})]
-    code = ["".join(c["source"]) for c in out if c["cell_type"] == "code"]
+    code = [c.source for c in out if c.cell_type == "code"]
     made = set(folders) | {m for t in code for m in re.findall(r"^%%writefile (\S+)", t, re.M)}
     for exe in {m for t in code for m in re.findall(r"-o (\S+)", t)}:
         if any(p == exe or p.startswith(exe + "/") for p in made):  # ld: "Is a directory"
@@ -142,20 +142,23 @@ def cells(root):
 
 
 def notebook(root):
-    out = cells(root)
-    for k, c in enumerate(out):  # nbformat 4.5: every cell has an id
-        c["id"] = f"cell-{k:02d}"
-    return {"cells": out, "metadata": {
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=cells(root), metadata={
         "accelerator": "GPU", "colab": {"provenance": []},
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+        "language_info": {"name": "python"}})
+    for k, c in enumerate(nb.cells):  # ids that stay put (nbformat would draw random ones)
+        c.id = f"cell-{k:02d}"
+    nbformat.validate(nb)
+    return nb
 
 
 def check(root, path, want):
+    import nbformat
     report = transcript.Report("notebook")
     try:
-        have = json.load(open(path, encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        have = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    except (OSError, ValueError) as e:  # nbformat's NotJSONError is a ValueError
         have = {"cells": []}
         report.error(path, 1, f"not a readable notebook: {e}")
     if {k: v for k, v in have.items() if k != "cells"} != {k: v for k, v in want.items()
@@ -271,13 +274,17 @@ def main(argv):
                   "lists no GPU); this test runs on a GPU runner")
             return 77
         return execute(a.root, os.path.abspath(nb), os.path.abspath(a.execute), a.timeout)
+    try:
+        import nbformat
+    except ImportError:
+        print("SKIPPED: notebook: nbformat is not installed here (python3 -m pip install -r "
+              "tools/requirements.txt)")
+        return 77
     want = notebook(a.root)
     if a.check:
         return check(a.root, path, want)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(want, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"notebook: wrote {os.path.relpath(path, a.root)} ({len(want['cells'])} cells)")
+    nbformat.write(want, path)
+    print(f"notebook: wrote {os.path.relpath(path, a.root)} ({len(want.cells)} cells)")
     return 0
 
