@@ -5,13 +5,11 @@ import pytest
 
 SEEN = {}  # the terminal reporter's counts: "passed", "skipped"
 
-
 def pytest_terminal_summary(terminalreporter):
     for r in terminalreporter.stats.get("skipped", []):
         reason = r.longrepr[2].removeprefix("Skipped: ")  # longrepr: (file, line, reason)
         terminalreporter.write_line(f"SKIPPED: {r.nodeid}: {reason}")
     SEEN.update({k: len(terminalreporter.stats.get(k, [])) for k in ("passed", "skipped")})
-
 
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config):

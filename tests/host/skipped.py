@@ -17,7 +17,6 @@ import os
 import re
 import sys
 
-
 def main(argv):
     if len(argv) != 1:
         print("skipped.py: error: want BUILD_DIR", file=sys.stderr)
@@ -39,7 +38,6 @@ def main(argv):
         for name in sorted(seen):
             print(f"  {name}: {seen[name]}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

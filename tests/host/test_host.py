@@ -27,7 +27,6 @@ F = "tests/fixtures"
 DAYS = sorted(os.path.basename(d) for d in glob.glob(os.path.join(ROOT, "code", "day*"))
               if os.path.isdir(d))
 
-
 def tool(name):
     """The command line of a maintained tool (clang-format 19, or actionlint with shellcheck),
     found beside this Python or on PATH; pytest.skip naming what is missing and how to get it."""
@@ -48,14 +47,12 @@ def tool(name):
     return [path, "-shellcheck", shellcheck, "-pyflakes=", "-config-file",
             f"{ROOT}/.github/actionlint.yaml"]
 
-
 @pytest.mark.parametrize("day", DAYS)
 def test_format(day):
     """The day's .cu files and its test program are clang-formatted (.clang-format)."""
     files = glob.glob(f"{ROOT}/code/{day}/*.cu") + glob.glob(f"{ROOT}/tests/harness/{day}.cu")
     p = subprocess.run(tool("clang-format") + files, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-
 
 def test_workflows():
     """actionlint: the workflow's syntax, ${{ }} expressions, matrix references, runner labels
@@ -64,17 +61,15 @@ def test_workflows():
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
 
-
 def case(id, code, command, *want, path=None, absent=None, env=None, gpu=False, full=False):
     return pytest.param(code, command, want, path, absent, env, id=id,
                         marks=[pytest.mark.gpu] * gpu + [pytest.mark.full] * full)
 
-
 SC, PTX, KF, TR = f"{F}/self_contained", f"{F}/ptx", f"{F}/kernels", f"{F}/transcripts"
 SRC, KERNELS = ["sources", "--nvcc", NVCC], ["sources", "--nvcc", NVCC, "--rules", "kernels"]
-TYPO = "error: unrecognized arguments: --chek$"
-NOPATH = "error: code/day99-nope: no such file or directory$"
-DIFF = r"^Checking .*/README.md  \(changed\)$"
+D90, RO = "code/day90-fixture", f"{F}/readme_output"
+NOPE, DIFF = "code/day99-nope", r"^Checking .*/README.md  \(changed\)$"
+TOOLS = ("capture", "evidence", "mutation", "notebook", "plot", "readme", "sources")
 CASES = [
     # the known-good inputs: every check passes
     case("good.sources", 0, SRC + [f"{F}/good"]),
@@ -82,7 +77,7 @@ CASES = [
     case("good.transcripts", 0, ["evidence", f"{F}/good"]),
     case("good.kernels", 0, KERNELS + [f"{KF}/good"], full=True),
     case("good.masks", 0, ["sources", "--rules", "masks", f"{F}/masks/good.cu"]),
-    case("good.format", 0, ["clang-format", f"{F}/good/code/day90-fixture/fixture.cu"]),
+    case("good.format", 0, ["clang-format", f"{F}/good/{D90}/fixture.cu"]),
     case("kernels.broken_compiles", 0, KERNELS + [f"{KF}/broken"]),  # its check fails on a GPU
     case("kernels.descending_compiles", 0, KERNELS + [f"{KF}/descending"]),  # fails on a GPU
     case("notebook.broken_current", 0, ["notebook", "--check", f"{KF}/broken"]),
@@ -105,9 +100,8 @@ CASES = [
          r"bad.cu:9: error: `__shfl_down_sync` mask `0xffffffffu`: not a named full-warp constant",
          r"bad.cu:15: error: `__shfl_xor_sync` mask `0x0000ffffu`",
          r"bad.cu:19: error: `__reduce_add_sync` mask `kHalfMask`",
-         r"bad.cu:23: error: `__ballot_sync` mask `mask`",
-         r"bad.cu:27: error: `__syncwarp` mask `0xffff`",
-         r"bad.cu:28: error: `__shfl_sync` mask `FULL_MASK`"),
+         r"bad.cu:23: error: `__ballot_sync` mask `mask`", r"bad.cu:27: error: `__syncwarp` mask "
+         r"`0xffff`", r"bad.cu:28: error: `__shfl_sync` mask `FULL_MASK`"),
     case("sources.claims", 1, SRC + ["--rules", "ptx", f"{PTX}/claims.cu"],
          r"claims.cu:5: error: kernel sumScalarTree claims `v4-loads` but its PTX",
          r"claims.cu:5: error: kernel sumScalarTree claims `shfl` but its PTX"),
@@ -118,8 +112,7 @@ CASES = [
          r"exhibit-leak.cu:16: error: kernel sumWarp is outside a race exhibit but its PTX .* has "
          r"`ld.volatile.shared`"),
     case("sources.markers", 1, SRC + ["--rules", "ptx", f"{PTX}/markers.cu"],
-         r"markers.cu:15: error: `// race exhibit:` while the exhibit opened at line 4 is still "
-         r"open",
+         r"markers.cu:15: error: `// race exhibit:` while the exhibit opened at line 4 is still",
          r"markers.cu:17: error: `// end race exhibit` with no open",
          r"markers.cu:4: error: a race exhibit, but the file never mentions --race-demo"),
     case("sources.unclosed", 1, SRC + ["--rules", "ptx", f"{PTX}/unclosed.cu"],
@@ -127,60 +120,52 @@ CASES = [
     case("sources.unknown_token", 1, SRC + ["--rules", "ptx", f"{PTX}/unknown-token.cu"],
          r"unknown-token.cu:9: error: unknown ptx claim `v8-loads`",
          r"unknown-token.cu:4: error: `// ptx:` claim not in the comment block directly above"),
-    case("sources.comments", 1, ["sources", "--rules", "comments", f"{F}/comments/code/day90-fixture"],
-         r"day90-fixture/fixture.cu:1: error: the header is 21 comment lines, over 20",
-         r"day90-fixture/fixture.cu:45: error: kernel copyOver's comment is 9 lines besides its "
-         r"Launch, Needs and ptx lines, over 8",
-         r"day90-fixture/runs.txt:1: error: 4 comment lines, over 3"),
+    case("sources.comments", 1, ["sources", "--rules", "comments", f"{F}/comments/{D90}"],
+         r"fixture.cu:1: error: the header is 21 comment lines, over 20",
+         r"fixture.cu:45: error: kernel copyOver's comment is 9 lines besides its Launch, Needs "
+         r"and ptx lines, over 8", r"day90-fixture/runs.txt:1: error: 4 comment lines, over 3"),
     # a README's code blocks, pasted in order after the standard headers, build (the good one does)
-    case("sources.paste", 1, SRC + ["--rules", "paste", f"{F}/paste/code/day90-fixture"],
+    case("sources.paste", 1, SRC + ["--rules", "paste", f"{F}/paste/{D90}"],
          r"paste/code/day90-fixture/README.md:1: error: its 2 cuda/cpp/c\+\+ block\(s\), pasted in "
          r"order after the standard headers, do not build for sm_75",
          r'paste/code/day90-fixture/README.md:9: nvcc: error: identifier "kScale" is undefined'),
     # the README kernels: each compiles alone with what its Needs line names, launched as its
     # Launch line says
-    case("kernels.no_needs", 1, KERNELS + [f"{KF}/no-needs/code/day90-fixture"],
-         r"no-needs/code/day90-fixture/README.md:6: error: kernel `copy` \(snippet `copy`\) has no "
-         r"`// Needs: ...` line"),
-    case("kernels.missing_constant", 1, KERNELS + [f"{KF}/missing-constant/code/day90-fixture"],
+    case("kernels.no_needs", 1, KERNELS + [f"{KF}/no-needs/{D90}"], r"no-needs/code/day90-fixture/"
+         r"README.md:6: error: kernel `copy` \(snippet `copy`\) has no `// Needs: ...` line"),
+    case("kernels.missing_constant", 1, KERNELS + [f"{KF}/missing-constant/{D90}"],
          r"missing-constant/code/day90-fixture/README.md:8: error: kernel `scale` \(snippet "
-         r"`scale`\) does not compile alone",
-         r'missing-constant/code/day90-fixture/README.md:12: nvcc: error: identifier "kScale" is '
-         r"undefined"),
-    case("kernels.launch", 1, KERNELS + [f"{KF}/launch/code/day90-fixture"],
+         r"`scale`\) does not compile alone", r"missing-constant/code/day90-fixture/README.md:12: "
+         r'nvcc: error: identifier "kScale" is undefined'),
+    case("kernels.launch", 1, KERNELS + [f"{KF}/launch/{D90}"],
          r"launch/code/day90-fixture/README.md:7: error: kernel `copyNoLaunch` \(snippet "
-         r"`no-launch`\) needs one `// Launch: ",
-         r"launch/code/day90-fixture/README.md:21: error: kernel `copyTwoArgs` .* passes 2 "
-         r"argument\(s\); `copyTwoArgs` takes 3",
+         r"`no-launch`\) needs one `// Launch: ", r"launch/code/day90-fixture/README.md:21: error: "
+         r"kernel `copyTwoArgs` .* passes 2 argument\(s\); `copyTwoArgs` takes 3",
          r"launch/code/day90-fixture/README.md:35: error: kernel `copyClause` .* has `poison out` "
          r"after the call"),
-    case("kernels.needs_closure", 1, KERNELS + [f"{KF}/needs-closure/code/day90-fixture"],
+    case("kernels.needs_closure", 1, KERNELS + [f"{KF}/needs-closure/{D90}"],
          r"needs-closure/code/day90-fixture/README.md:7: error: `// Needs:` leaves out kWarp, "
          r"which what it names needs in turn"),
     # the transcripts
     case("transcripts.header", 1, ["evidence", f"{TR}/header"],
-         r"header/default.txt:3: error: capture header: line 3 should be the "
-         r"`driver` line"),
+         r"header/default.txt:3: error: capture header: line 3 should be the `driver` line"),
     case("transcripts.fail_row", 1, ["evidence", f"{TR}/fail-row"],
          r"fail-row/default.txt:15: error: row `v8` has check FAIL"),
     case("transcripts.no_result", 1, ["evidence", f"{TR}/no-result"],
          r"no-result/default.txt:18: error: exit code 0 but the last line"),
-    case("transcripts.stale_source", 1, ["evidence", f"{TR}/stale-source"],
-         r"stale-source/default.txt:6: error: "
-         r"code/day25-reduction-2/reduction_2.cu changed after this `default` transcript"),
+    case("transcripts.stale_source", 1, ["evidence", f"{TR}/stale-source"], r"stale-source/defaul"
+         r"t.txt:6: error: code/day25-reduction-2/reduction_2.cu changed after this `default` "),
     case("transcripts.missing_mode", 1, ["evidence", f"{TR}/missing-mode"],
          r"missing-mode/code/day90-fixture/runs.txt:3: error: `memcheck` has no transcript under "
-         r"evidence/day90-fixture/",
-         r"missing-mode/tests/mutation/day90-fixture.mutants:1: error: no mutation transcript "
-         r"evidence/mutation/day90-fixture.txt"),
+         r"evidence/day90-fixture/", r"missing-mode/tests/mutation/day90-fixture.mutants:1: error: "
+         r"no mutation transcript evidence/mutation/day90-fixture.txt"),
     case("transcripts.other_command", 1, ["evidence", f"{TR}/other-command"],
-         r"other-command/evidence/day90-fixture/default.txt:6: error: ran "
-         r"`./fixture`, but runs.txt's `default` line is `default -- --n 5`"),
+         r"other-command/evidence/day90-fixture/default.txt:6: error: ran `./fixture`, but "
+         r"runs.txt's `default` line is `default -- --n 5`"),
     case("transcripts.exit_code", 1, ["evidence", f"{TR}/exit-code"],
          r"exit-code/default.txt:7: error: exit code 1: a failed run"),
     case("transcripts.seal", 1, ["evidence", f"{TR}/seal"],
-         r"seal/default.txt:8: error: the output below the header is not what "
-         r"tools/capture.py wrote"),
+         r"seal/default.txt:8: error: the output below the header is not what tools/capture.py"),
     case("transcripts.parts", 1, ["evidence", f"{TR}/parts"],
          r"parts/code/day90-fixture/runs.txt:3: error: `--part K/3` lines racecheck-1, "
          r"racecheck-3 give K = 1, 3; the run needs K = 1 to 3",
@@ -188,25 +173,23 @@ CASES = [
          r"parts/code/day90-fixture/runs.txt:6: error: `--part K/2` lines memcheck-2 give K = 2;"),
     # the README blocks (cog): a block that differs fails with its diff; a generator error
     # names the README line
-    case("readme.differs", 1, ["readme", "--check", f"{F}/readme_output/differs"], DIFF,
+    case("readme.differs", 1, ["readme", "--check", f"{RO}/differs"], DIFF,
          r"^\+\| copy \| 67108864 \| 536.871 \| 0.1428 \|"),  # the transcript's row
-    case("readme.failed_run", 1, ["readme", "--check", f"{F}/readme_output/failed-run"],
+    case("readme.failed_run", 1, ["readme", "--check", f"{RO}/failed-run"],
          r"failed-run/code/day90-fixture/README.md:12: error: expected-output `default`: .*"
          r"default.txt records a failed run \(exit code 1\)"),
-    case("readme.medians_stale", 1, ["readme", "--check", f"{F}/readme_output/medians-stale"],
+    case("readme.medians_stale", 1, ["readme", "--check", f"{RO}/medians-stale"],
          r"medians-stale/code/day90-fixture/README.md:5: error: median: .*medians-stale/evidence/"
          r"day90-fixture/medians.md is stale: run tools/readme.py"),
-    case("readme.no_transcript", 1, ["readme", "--check", f"{F}/readme_output/no-transcript"],
-         r"no-transcript/code/day90-fixture/README.md:12: error: expected-output `default`: no "
-         r"transcript"),
+    case("readme.no_transcript", 1, ["readme", "--check", f"{RO}/no-transcript"], r"no-transcript"
+         r"/code/day90-fixture/README.md:12: error: expected-output `default`: no transcript"),
     case("readme.snippet_drift", 1, ["readme", "--check", f"{F}/snippets/drift"], DIFF,
          r"^\+    v \+= __shfl_down_sync\(0xffffffffu, v, offset\);$"),
     case("readme.snippet_unknown", 1, ["readme", "--check", f"{F}/snippets/unknown"],
          r"unknown/code/day90-fixture/README.md:3: error: unknown snippet `warp-tail`"),
     case("readme.snippet_duplicate", 1, ["readme", "--check", f"{F}/snippets/duplicate"],
          r"duplicate/code/day90-fixture/README.md:9: error: snippet `block-size` appears twice",
-         r"duplicate/code/day90-fixture/fixture.cu:17: error: snippet `block-size` is marked "
-         r"twice"),
+         r"duplicate/code/day90-fixture/fixture.cu:17: error: snippet `block-size` is marked"),
     case("readme.snippet_unquoted", 1, ["readme", "--check", f"{F}/snippets/unquoted"],
          r"unquoted/code/day90-fixture/fixture.cu:4: error: snippet `warp-sum` is quoted by no "
          r"block of .*unquoted/code/day90-fixture/README.md",
@@ -218,16 +201,14 @@ CASES = [
     # the notebook, the figures, the mutation lists
     case("notebook.drift", 1, ["notebook", "--check", f"{F}/notebook/drift"],
          r"reduction-module.ipynb:1: error: cell 4 \(file code/day90-fixture/fixture.cu\) differs "
-         r"from what the READMEs and files give",
-         r"reduction-module.ipynb:1: error: cell 5 \(build day90-fixture\) differs from what the "
-         r"READMEs and files give"),
+         r"from what the READMEs and files give", r"reduction-module.ipynb:1: error: cell 5 "
+         r"\(build day90-fixture\) differs from what the READMEs and files give"),
     case("notebook.execute_fails", 1, ["notebook", "--execute", "{tmp}", "--notebook",
                                        f"{F}/notebook-execute/fails.ipynb", "--timeout", "120"],
          r"cell  1 \(\): FAILED: CalledProcessError; CHECK FAILED: launch 1: got 1 want 2",
          r"RESULT: FAIL \(1 of 3 code cells failed\)"),
     case("plots.stale", 1, ["plot", "--check", f"{F}/plots/stale"],
-         r"default-ladder.svg:1: error: stale: its points are not those of "
-         r"default.txt"),
+         r"default-ladder.svg:1: error: stale: its points are not those of default.txt"),
     case("mutants.no_match", 1, ["mutation", "--apply-only", "--root", f"{F}/mutation/no-match"],
          r"error: day90-fixture/return-one: the find text matches 0 times \(want 1\)"),
     # the mutation run on host-only days (built with nvcc, run on the CPU): a mutant's cheaper run
@@ -245,20 +226,17 @@ CASES = [
          r"^mutation: wrote .*/day90-fixture\.txt$", r"^mutation: wrote .*/day91-fixture\.txt$",
          r"^RESULT: PASS \(2 days, 4 mutants, 4 as expected: 3 killed, 1 survived\)$", full=True),
     case("mutation.wrong", 1, ["mutation", "--root", f"{F}/mutation/runs-wrong", "--runs", "2"],
-         r"^\| day90-fixture \| baseline \| passes \| exit 0 .*got 5 want 4 \| BASELINE FAILS "
-         r"\| NO",
+         r"^\| day90-fixture \| baseline \| passes \| exit 0 .*got 5 want 4 \| BASELINE FAILS",
          r"^\| day90-fixture \| default-kills \| survives \| .* \| killed \| NO \|$",
          r"1 not as expected; 1 baselines fail; 0 list errors$", r"^RESULT: FAIL"),
     # the maintained tools on known-bad files
     case("format.unformatted", 1, ["clang-format", f"{F}/format/unformatted.cu"],
          r"unformatted.cu:4:[0-9]+: error: code should be clang-formatted"),
     case("workflows.bad", 1, ["actionlint", f"{F}/workflows/bad/.github/workflows/ci.yml"],
-         r'bad/.github/workflows/ci.yml:8:5: unexpected key "runs_on" for "job" section',
-         r'bad/.github/workflows/ci.yml:17:30: property "cuda_version" is not defined in object '
-         r"type {cuda: string}",
-         r'bad/.github/workflows/ci.yml:22:[0-9]+: property "nope" is not defined in object type',
-         r"bad/.github/workflows/ci.yml:30:[0-9]+: shellcheck reported issue in this script: "
-         r"SC2045:"),
+         r'ci.yml:8:5: unexpected key "runs_on" for "job" section',
+         r'ci.yml:17:30: property "cuda_version" is not defined in object type {cuda: string}',
+         r'ci.yml:22:[0-9]+: property "nope" is not defined in object type',
+         r"ci.yml:30:[0-9]+: shellcheck reported issue in this script: SC2045:"),
     # the capture: a one-liner test compiles in the test (a compiler that always fails first on
     # PATH fails it); without a GPU a capture says so and writes nothing
     case("oneliner.compiles", 3, ["capture", "--build-only", "--arch", "sm_75",
@@ -271,34 +249,22 @@ CASES = [
          r"^FAILED: REDUCTION_CAPTURE is set but this build was configured without it",
          env={"REDUCTION_CAPTURE": "{tmp}", "REDUCTION_SERIAL_TIMING": "0"}),
     case("capture.no_gpu", 1, ["capture", "--out-dir", "{tmp}/evidence", "code/day24-reduction",
-                               "default"],
-         r"^capture: no CUDA device on this machine .*nothing built, run or written$",
-         path=f"{F}/no-gpu", absent="evidence"),
+                               "default"], r"^capture: no CUDA device on this machine .*nothing "
+         r"built, run or written$", path=f"{F}/no-gpu", absent="evidence"),
     # bad usage: a typo'd flag (named before any missing argument), a path that is not there, an
     # unknown mode (before any GPU is looked for) is one line on stderr and exit 2; --help is exit 0
-    case("usage.capture.flag", 2, ["capture", "--chek"], TYPO),
+    *[case(f"usage.{t}.flag", 2, [t, "--chek"], "error: unrecognized arguments: --chek$")
+      for t in TOOLS],
+    *[case(f"usage.{c[0]}.path", 2, list(c), f"error: {NOPE}: no such file or directory$")
+      for c in (("capture", NOPE, "default"), ("readme", "--check", NOPE), ("sources", NOPE),
+                ("notebook", "--check", NOPE), ("plot", "--check", NOPE), ("evidence", NOPE),
+                ("mutation", "--apply-only", "--root", NOPE))],
+    *[case(f"usage.{t}.help", 0, [t, "--help"], r"^Usage:") for t in TOOLS],
     case("usage.capture.none", 2, ["capture"], "error: want DAY_DIR MODE"),
     case("usage.capture.mode", 2, ["capture", "code/day24-reduction", "nosuchmode"],
          r"error: MODE `nosuchmode` is not a line of code/day24-reduction/runs.txt \(its modes: "
          r"default, n-1, self-test, ", path=f"{F}/no-gpu"),
-    case("usage.capture.path", 2, ["capture", "code/day99-nope", "default"], NOPATH),
-    case("usage.readme.flag", 2, ["readme", "--chek"], TYPO),
-    case("usage.readme.path", 2, ["readme", "--check", "code/day99-nope"], NOPATH),
-    case("usage.notebook.flag", 2, ["notebook", "--chek"], TYPO),
-    case("usage.notebook.path", 2, ["notebook", "--check", "code/day99-nope"], NOPATH),
-    case("usage.plot.flag", 2, ["plot", "--chek"], TYPO),
-    case("usage.plot.path", 2, ["plot", "--check", "code/day99-nope"], NOPATH),
-    case("usage.sources.flag", 2, ["sources", "--chek"], TYPO),
-    case("usage.sources.path", 2, ["sources", "code/day99-nope"], NOPATH),
-    case("usage.evidence.flag", 2, ["evidence", "--chek"], TYPO),
-    case("usage.evidence.path", 2, ["evidence", "code/day99-nope"], NOPATH),
-    case("usage.mutation.flag", 2, ["mutation", "--chek"], TYPO),
-    case("usage.mutation.path", 2, ["mutation", "--apply-only", "--root", "code/day99-nope"],
-         NOPATH),
-    case("usage.mutation.day", 2, ["mutation", "--apply-only", "code/day99-nope"],
-         "error: code/day99-nope: no such day"),
-    *[case(f"usage.{t}.help", 0, [t, "--help"], r"^Usage:") for t in
-      ("capture", "evidence", "mutation", "notebook", "plot", "readme", "sources")],
+    case("usage.mutation.day", 2, ["mutation", "--apply-only", NOPE], f"{NOPE}: no such day"),
     # on a GPU: a kernel a learner broke fails its check with got and want, in the check and in
     # its notebook cell; the good kernels pass
     case("kernels.broken", 1, KERNELS + ["--run", f"{KF}/broken"],
@@ -321,7 +287,6 @@ CASES = [
          r"cell  8 \(kernel-run day90-fixture no-tail\): FAILED: CalledProcessError; RESULT: FAIL "
          r"\(2 of 2 checks failed\)", r"RESULT: FAIL \(1 of 6 code cells failed\)", gpu=True),
 ]
-
 
 def mutants_not_compiling(root, day, tmp):
     """["DAY/MUTANT: nvcc's first error"] for each mutant of ROOT/tests/mutation/DAY.mutants
@@ -350,7 +315,6 @@ def mutants_not_compiling(root, day, tmp):
     with cf.ThreadPoolExecutor(os.cpu_count()) as pool:
         return [e for e in pool.map(front_end, mutants) if e]
 
-
 @pytest.mark.parametrize("day", [pytest.param(d, marks=pytest.mark.full) for d in DAYS if
                                  os.path.exists(f"{ROOT}/tests/mutation/{d}.mutants")] +
                          ["fixture.no-compile"])
@@ -365,7 +329,6 @@ def test_mutants_compile(day, tmp_path):
     else:
         assert not mutants_not_compiling(ROOT, day, tmp_path)
 
-
 def test_capture_seals_project_headers():
     """A test program's capture is sealed and its build keyed by every project header it includes
     (delay.h was neither before 2026-12-03: a change to it staled no transcript, kept no build)."""
@@ -375,7 +338,6 @@ def test_capture_seals_project_headers():
                    "tests/harness/harness.h"], got
     assert capture.harness_sources("tests/harness/day24-reduction.cu")[1:] == [
         "tests/harness/harness.h"]
-
 
 @pytest.mark.parametrize("code, command, want, path, absent, env", CASES)
 def test_fixture(code, command, want, path, absent, env, tmp_path):

@@ -8,26 +8,23 @@ The notebook (for Colab or any Jupyter with a CUDA GPU) needs nothing beside it:
 fresh GPU runtime works with no edit. It checks the GPU and the toolkit; for every code/day*/
 directory it carries the day's .cu exactly as committed in a %%writefile cell and runs the day's
 README build block (`<!-- build-line -->`) with -arch for this GPU, and the extra runs its README
-names; for every README kernel block it carries the unit sources.py builds (the block with
-exactly what its Needs lines name, and a main that launches it as its `// Launch:` line says and
-checks it exactly, got/want) and compiles and runs it; it carries tools/reduction/record.py
-(written as record.py) and records the learner's run of day 25 as a transcript in the evidence
-format with record.write, the one writer of that format. The fixed cells' text is notebook.md
-beside this file. A clone of the repository is made only in the last cell, and only when the
-learner sets REPO_URL there. Every code cell stands alone after
-a kernel restart: bash cells find -arch themselves, the Python cell imports what it uses; they share
-only files (the folders are made by the first code cell). Outputs are empty in the committed file.
+names; for every README kernel block it carries the unit sources.py builds (the block with exactly
+what its Needs lines name, and a main that launches it as its `// Launch:` line says and checks it
+exactly, got/want) and compiles and runs it; it carries tools/reduction/record.py (as record.py)
+and records the learner's run of day 25 as a transcript with record.write, the one writer of the
+evidence format. The fixed cells' text is notebook.md beside this file. The last cell clones the
+repository, only when the learner sets REPO_URL there. Every code cell stands alone after a kernel
+restart: bash cells find -arch themselves, the Python cell imports what it uses; they share only
+files (the first code cell makes the folders). Outputs are empty in the committed file.
 
 The cells are nbformat's (PyPI `nbformat`), validated and written by it. --check: the notebook
 reads as nbformat 4 with no outputs, and every cell equals what the READMEs and files give now (a
-drifted build line, source or kernel cell fails, named). Both exit 77 (`SKIPPED:`) without
-nbformat.
+drifted build line, source or kernel cell fails, named). Both exit 77 (`SKIPPED:`) without it.
 
 --execute DIR: copies the notebook (NB, default the committed one) ALONE into an empty temporary
 directory, runs it there with nbclient (a kernel on this Python, S seconds a cell, default 900),
 and writes DIR/reduction-module.ipynb (the executed copy, outputs kept) and beside it
-DIR/reduction-module.txt, a transcript (record.write: date, GPU, driver, CUDA, build,
-the notebook's sha256 and fingerprint, command, exit code) whose body is one line a cell and the
+DIR/reduction-module.txt, a transcript (record.write) whose body is one line a cell and the
 RESULT line. Exit 0 when every cell ran without error, 1 when one failed, 77 when nbclient or
 ipykernel is missing, or with --gpu where no GPU is present (with the reason), 2 on bad usage.
 """
@@ -46,7 +43,6 @@ import time
 from . import readme, record, sources, transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 NOTEBOOK = os.path.join("notebooks", "reduction-module.ipynb")
 EXTRA_RUNS = {"day25-reduction-2": ["./reduction_2 --sweep", "./reduction_2 --in-flight"]}
 ARCH = ("ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | "
@@ -57,12 +53,10 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notebook.md"
     TEXT = dict(re.findall(r"^<!-- cell: (\w+) -->\n(.*?)\n(?=<!-- cell: |\Z)", f.read(),
                            re.S | re.M))
 
-
 def cell(kind, text, meta):
     from nbformat import v4
     new = v4.new_code_cell if kind == "code" else v4.new_markdown_cell
     return new(text, metadata={"reduction": meta} if meta else {})
-
 
 def carried(root, rel, target=None):
     """A %%writefile cell holding ROOT/REL exactly, written to TARGET (default REL; IPython writes
@@ -70,7 +64,6 @@ def carried(root, rel, target=None):
     with open(os.path.join(root, rel), encoding="utf-8") as f:
         text = f.read()
     return cell("code", f"%%writefile {target or rel}\n{text}", {"kind": "file", "path": rel})
-
 
 def cells(root):
     day_dirs = sorted(d for d in glob.glob(os.path.join(root, "code", "day*")) if os.path.isdir(d))
@@ -140,7 +133,6 @@ def cells(root):
             sys.exit(f"notebook: the build output {exe} is also a file or folder a cell writes")
     return out
 
-
 def notebook(root):
     import nbformat
     nb = nbformat.v4.new_notebook(cells=cells(root), metadata={
@@ -151,7 +143,6 @@ def notebook(root):
         c.id = f"cell-{k:02d}"
     nbformat.validate(nb)
     return nb
-
 
 def check(root, path, want):
     import nbformat
@@ -174,12 +165,10 @@ def check(root, path, want):
     return report.finish(f"{len(exp)} cells, outputs cleared, every build line, carried file "
                          f"({files}) and kernel cell equal to what the READMEs and files give")
 
-
 def describe(c):
     m = c.get("metadata", {}).get("reduction", {})
     return " ".join(x for x in (m.get("kind"), m.get("day"), m.get("snippet"), m.get("path"))
                     if x)
-
 
 def execute(root, nb_path, out_dir, timeout):
     """Runs NB_PATH alone in an empty directory; writes the executed copy and its transcript."""
@@ -251,7 +240,6 @@ def execute(root, nb_path, out_dir, timeout):
     print(f"notebook: wrote {path} and {os.path.basename(path[:-4])}.ipynb")
     return 1 if failed else 0
 
-
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -287,4 +275,3 @@ def main(argv):
     nbformat.write(want, path)
     print(f"notebook: wrote {os.path.relpath(path, a.root)} ({len(want.cells)} cells)")
     return 0
-

@@ -31,20 +31,16 @@ from . import transcript
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 num = transcript.number
 
-
 def rows(t, *cols):
     """The rows (as dicts) of every table of t that has all of cols."""
     return [r for tab in t.tables if all(c in tab.head for c in cols) for r in tab.dicts()]
 
-
 def ladder(t):
     return [[r["row"], num(r["% of copy"]), r["produces"]] for r in rows(t, "row", "% of copy")]
-
 
 def sweep(t):
     return [[num(r["blocks"]), num(r["% of copy"]), r["check"]]
             for r in rows(t, "row", "blocks", "% of copy") if r["row"] == "v8"]
-
 
 def in_flight(t):
     copy = next(float(m.group(1)) for l in t.lines for m in [re.search(r"copy row ([\d.]+) GB/s", l)]
@@ -52,11 +48,9 @@ def in_flight(t):
     return [["copy", copy]] + [[num(r["bytes"]), num(r["loads"]), num(r["KiB in flight"]),
                                 num(r["GB/s"])] for r in rows(t, "bytes", "KiB in flight", "GB/s")]
 
-
 def us_vs_n(t):
     return [[num(r["n"]), c[:-3], num(r[c])] for tab in t.tables if "n" in tab.head
             for r in tab.dicts() for c in tab.head if c.endswith(" us") and num(r[c]) is not None]
-
 
 def per_n(col):
     """The points [mode, n, row, value of col] of every table with n, row and col."""
@@ -70,7 +64,6 @@ def per_n(col):
         return out
     return points
 
-
 def draw_ladder(plt, pts, title):
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(pts) + 1.2))
     names = [p[0] for p in pts][::-1]
@@ -81,7 +74,6 @@ def draw_ladder(plt, pts, title):
     ax.set_xlabel("% of copy (row GB/s / copy GB/s, same run)")
     ax.set_title(title + "\n(green: one float; blue: partials; grey: the copy)", fontsize=10)
     return fig
-
 
 def draw_sweep(plt, pts, title):
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -95,7 +87,6 @@ def draw_sweep(plt, pts, title):
     ax.set_ylabel("% of copy")
     ax.set_title(title, fontsize=10)
     return fig
-
 
 def draw_in_flight(plt, pts, title):
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -111,7 +102,6 @@ def draw_in_flight(plt, pts, title):
     ax.legend()
     ax.set_title(title, fontsize=10)
     return fig
-
 
 def draw_lines(plt, pts, title, ylabel, panels):
     fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.5), squeeze=False)
@@ -129,7 +119,6 @@ def draw_lines(plt, pts, title, ylabel, panels):
         ax.legend(fontsize=8)
     return fig
 
-
 FIGURES = [  # day, mode, file, points, draw
     ("day25-reduction-2", "default", "default-ladder.svg", ladder, draw_ladder),
     ("day25-reduction-2", "sweep", "sweep-blocks.svg", sweep, draw_sweep),
@@ -146,13 +135,11 @@ FIGURES = [  # day, mode, file, points, draw
      lambda plt, pts, title: draw_lines(plt, pts, title, "G keys/s (log)", ["stream", "graph"])),
 ]
 
-
 def recorded(svg):
     """The points an SVG records, or None."""
     m = re.search(r"<dc:description>(.*?)</dc:description>", open(svg, encoding="utf-8").read(),
                   flags=re.S)
     return json.loads(html.unescape(m.group(1))) if m else None
-
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
@@ -195,4 +182,3 @@ def main(argv):
         print(f"{'FAILED' if bad else 'ok'}: plots: {bad} stale figure(s); every other figure "
               "records the points of its transcript")
     return 1 if bad else 0
-

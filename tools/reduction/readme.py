@@ -37,7 +37,6 @@ QUOTE = re.compile(r'^<!-- \[\[\[cog snippet\("([^"]+)"\) \]\]\] -->$')
 REGION = re.compile(r"^\s*//\s*(?:snippet:\s*(\S+)|end snippet)\s*$")
 OLD = re.compile(r"^\s*<!--\s*(?:expected-output|snippet):")  # the markers before cog
 
-
 def block_after(lines, i):
     """(open, close) indexes in LINES of the fenced block after line index I (blank lines
     between), or None."""
@@ -47,7 +46,6 @@ def block_after(lines, i):
                             if lines[j].strip() == fence.group(1)), None)
     return (k, close) if close else None
 
-
 def build_block(readme):
     """The non-empty lines of the block after README's `<!-- build-line -->`; [] if none."""
     lines = transcript.read_lines(readme)
@@ -55,20 +53,17 @@ def build_block(readme):
     block = None if i is None else block_after(lines, i)
     return [l.strip() for l in lines[block[0] + 1:block[1]] if l.strip()] if block else []
 
-
 def build_line(day_dir):
     """The first nvcc line of DAY_DIR's build block; SystemExit with the reason if there is none."""
     path = os.path.join(day_dir, "README.md")
     line = next((l for l in build_block(path) if l.startswith("nvcc ")), None)
     return line or sys.exit(f"{path}: no nvcc line in the block after <!-- build-line -->")
 
-
 def quoted(lines):
     """[(snippet name, first, end)] of the README LINES: lines[first:end] is the block that a
     `snippet(NAME)` generator wrote (its fence opens on the line below the marker)."""
     return [(m.group(1), i + 2, lines.index("```", i + 2)) for i, l in enumerate(lines)
             if (m := QUOTE.match(l)) and "```" in lines[i + 2:]]
-
 
 def regions(day_dir):
     """(the day's one .cu, {name: (line, lines)} of its snippet regions, [errors])."""
@@ -88,16 +83,13 @@ def regions(day_dir):
             name = None
     return sources[0], out, errors
 
-
 def _emit(kind, lines):
     import cog  # the module cog provides while it runs a generator
     cog.out("".join(f"{l}\n" for l in [f"```{kind}"] + lines + ["```"]))
 
-
 def _fail(what):
     import cog
     cog.error(f"{transcript.show(cog.inFile)}:{cog.firstLineNum}: error: {what}")
-
 
 def _evidence(mode):
     """The transcripts of MODE's `+`-separated modes for this README's day, evidence/DAY/MODE.txt:
@@ -115,7 +107,6 @@ def _evidence(mode):
                   f"code {code}): a README quotes a run that passed")
     return paths
 
-
 def output(mode, grep=None):
     """Writes the MODE transcript's lines from its first `|` line to its last (with GREP,
     a regex: every output line it matches) as a ```text block."""
@@ -129,7 +120,6 @@ def output(mode, grep=None):
     if not want:
         _fail(f"expected-output `{mode}`: {transcript.show(path)} has no line to copy")
     _emit("text", want)
-
 
 def median(modes, column, rows, sizes=None):
     """Writes a table: n, then for each (table kind: a caption's first word, row in ROWS) the median
@@ -175,7 +165,6 @@ def median(modes, column, rows, sizes=None):
             f.write(page)
     cog.out(f"\nEvery size: [evidence/{day}/medians.md](../../evidence/{day}/medians.md)\n")
 
-
 def snippet(name):
     """Writes the lines strictly between `// snippet: NAME` and `// end snippet` in the day's one
     .cu as a ```cuda block; an error if it is not there, marked twice, or quoted twice here."""
@@ -195,7 +184,6 @@ def snippet(name):
     if errors:
         cog.error("\n".join(errors))
     _emit("cuda", found[name][1])
-
 
 def main(argv):
     """tools/readme.py: see the module's docstring. Returns the exit code."""

@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 
-
 def segments(text):
     """C++ TEXT as (kind, text) pieces, kind `comment`, `literal` (a string or character literal;
     not the ' of a 1'000 digit separator; it ends at its line's end) or `code`."""
@@ -36,14 +35,12 @@ def segments(text):
         yield kind, text[i:j]
         i = j
 
-
 def fingerprint(path):
     """The hex sha256 of the code tokens of the file at PATH (see above); OSError if unreadable."""
     with open(path, encoding="utf-8") as f:
         kept = "".join(t if k == "literal" else re.sub(r"\s+", "", t) if k == "code" else ""
                        for k, t in segments(f.read()))
     return hashlib.sha256(kept.encode()).hexdigest()
-
 
 def query(cmd):
     """CMD's stdout, stripped; '' when it cannot run or takes over 60 s."""
@@ -52,11 +49,9 @@ def query(cmd):
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
-
 def gpu_present():
     """True when nvidia-smi lists a GPU (the same test as tools/gpu_test.sh's)."""
     return any(l.startswith("GPU ") for l in query(["nvidia-smi", "-L"]).splitlines())
-
 
 def gpu_facts():
     """(GPU name, driver version, nvcc's last --version line); `unknown...` where not found."""
@@ -66,7 +61,6 @@ def gpu_facts():
         ("unknown-gpu", "unknown")
     cuda = query(["nvcc", "--version"]).splitlines()
     return name, driver, cuda[-1] if cuda else "unknown"
-
 
 def write(out_dir, mode, started, build, sources, command, code, body, root="."):
     """Writes OUT_DIR/MODE.txt, replacing the one there (the evidence is the current record; git

@@ -1,47 +1,35 @@
 """A day's source keeps the module's rules: read as text and compiled by nvcc (no GPU needed).
 
 Usage: tools/sources.py [--nvcc NVCC] [--rules R,R] [--run] ROOT|DAY_DIR|FILE.cu ...
-       ROOT: every code/day*/; DAY_DIR: its .cu (and its README for `kernels`); FILE.cu: that file.
+  ROOT: every code/day*/; DAY_DIR: its .cu, README and runs.txt; FILE.cu: that file. The rules:
 
-self-contained  Only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
-                <stdio.h> are faults), its own `#define CUDA_CHECK(` and a definition of
-                `timeKernel` (CUDA-CODE-STYLE.md sections 1, 3, 5).
-comments        The header (comment lines before the first line of code) is at most 20 lines; each
-                kernel's comment at most 8 besides its Launch, Needs and ptx lines and snippet
-                markers; a day's runs.txt has at most 3 comment lines (DESIGN.md section 2).
-ptx             A kernel claims what its machine code holds with a line in the comment block
-                directly above it (above its `template <...>` line, if any), e.g. `// ptx: v4-loads
-                shfl`. Tokens: v4-loads (ld.global...v4 of 32-bit words), shfl (shfl.sync), atom
-                (atom.* or red.*). The file is compiled once, `nvcc -std=c++17 -O3 -arch=sm_90
-                -ptx`; each claim must hold in every `.entry` of that kernel (each template
-                instance, with the `.func` bodies it calls). `volatile` appears only between
-                `// race exhibit: WHY` and `// end race exhibit` (paired, none nested, and the file
-                mentions --race-demo), and a kernel whose PTX has ld/st.volatile.shared must be
-                inside one (CUDA-CODE-STYLE.md section 8).
-masks           The mask of every warp-synchronous call (__shfl*_sync, __reduce_*_sync, __ballot_sync,
-                __any_sync, __all_sync, __uni_sync, __match_*_sync, __syncwarp given a mask) is a
-                name bound to the full warp, `constexpr unsigned int NAME = 0xffffffffu;` in the
-                file, or a variable that __ballot_sync or __activemask set in the same function (or
-                such a call itself). A literal, a partial constant or any other value is a fault:
-                no sanitizer sees a mask that names fewer lanes than run the call
-                (CUDA-CODE-STYLE.md section 8).
-kernels         Every README kernel block compiles alone with what its comments' `// Needs: a, b,
-                <header>` lines name (continued on `//` lines indented 2+ more), and each Needs line
-                names all that its names need in turn (a helper's own Needs line, the names a
-                constant uses): a learner copies exactly what the line says. Each kernel's comment
-                has one `// Launch:` line, a launch in LAUNCH_FORM (below) in the names of the
-                check's main: the unit is the headers and the day's definitions of what the Needs
-                lines name, the block verbatim, and a main written from the Launch line that
-                launches the kernel twice on an exact input and compares what it leaves with the
-                exact answer (got/want; exit 1 on a mismatch). `nvcc -std=c++17 -O3 -arch=sm_75`;
-                with --run (a GPU; exit 77 where none) each unit runs too. tools/notebook.py puts
-                the same units in the notebook.
-paste           A day README's ```cuda, ```cpp and ```c++ blocks, in order after the standard headers
-                (PRELUDE), compile as one file: `nvcc -std=c++17 -arch=sm_75 -x cu -c`, no output.
+self-contained: only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
+  <stdio.h> are faults), its own `#define CUDA_CHECK(` and a definition of `timeKernel`
+  (CUDA-CODE-STYLE.md sections 1, 3, 5).
+masks: the mask of every warp-synchronous call (__shfl*_sync, __reduce_*_sync, __ballot_sync,
+  __any/__all/__uni_sync, __match_*_sync, __syncwarp given one) is a name bound to the full warp,
+  `constexpr unsigned int NAME = 0xffffffffu;`, or a value __ballot_sync or __activemask computed
+  in the same function: no sanitizer sees a mask naming fewer lanes than run the call (section 8).
+comments: the header (the comment lines before the code) at most 20 lines; a kernel's comment at
+  most 8 besides its Launch, Needs and ptx lines and snippet markers; a day's runs.txt at most 3
+  comment lines (DESIGN.md section 2).
+ptx: a `// ptx: TOKENS` line in the comment directly above a kernel (above its template line)
+  claims what its machine code holds: v4-loads (ld.global...v4 of 32-bit words), shfl (shfl.sync),
+  atom (atom.* or red.*), in every .entry of the kernel (each template instance, with the .func
+  bodies it calls) of `nvcc -std=c++17 -O3 -arch=sm_90 -ptx`. `volatile` appears only between
+  `// race exhibit: WHY` and `// end race exhibit` (paired, not nested, the file mentions
+  --race-demo), and a kernel whose PTX has ld/st.volatile.shared is inside one (section 8).
+kernels: every README kernel block compiles alone (sm_75) with what its `// Needs: a, b, <header>`
+  lines name (continued on `//` lines indented 2+ more), and each Needs line names all that its
+  names need in turn: a learner copies exactly what the line says. Each kernel's comment has one
+  `// Launch:` line (LAUNCH_FORM, below); the unit's main launches the kernel so, twice, on an
+  exact input and compares what it leaves with the exact answer (got/want; exit 1 on a mismatch).
+  With --run (a GPU; exit 77 where none) each unit runs too. tools/notebook.py carries the units.
+paste: a day README's ```cuda, ```cpp and ```c++ blocks, in order after the standard headers
+  (PRELUDE), compile as one file: `nvcc -std=c++17 -arch=sm_75 -x cu -c`, with no output.
 
-Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the
-self-contained, masks and comments rules, which need none, are still checked and their faults
-still fail).
+Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the rules that
+need none are still checked, and their faults still fail).
 """
 import argparse
 import glob
@@ -59,11 +47,9 @@ RULES = ("self-contained", "masks", "comments", "ptx", "kernels", "paste")
 KERNEL = re.compile(r"\b__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|\w+)\s+)*?void\s+"
                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 
-
 def line_of(text, offset):
     """The 1-based line of TEXT that character OFFSET is on."""
     return text.count("\n", 0, offset) + 1
-
 
 def strip_comments(text, blank_strings=True):
     """TEXT with comments (and, if BLANK_STRINGS, the insides of literals) blanked: every offset
@@ -72,11 +58,9 @@ def strip_comments(text, blank_strings=True):
                    t[0] + " " * (len(t) - 2) + t[-1] if k == "literal" and blank_strings and
                    len(t) > 1 else t for k, t in record.segments(text))
 
-
 def day_sources(day_dir):
     """The .cu files of DAY_DIR, sorted."""
     return sorted(glob.glob(os.path.join(day_dir, "*.cu")))
-
 
 def day_dirs_of(arg):
     """Day directories named by ARG: every code/day*/ of a repository root, or ARG itself."""
@@ -84,7 +68,6 @@ def day_dirs_of(arg):
     if os.path.isdir(os.path.join(arg, "code")) and not os.path.basename(arg).startswith("day"):
         return sorted(d for d in glob.glob(os.path.join(arg, "code", "day*")) if os.path.isdir(d))
     return [arg]
-
 
 def kernels_in(code):
     """[(match, line, first line of its declaration: its template line)] of CODE's kernels."""
@@ -96,14 +79,12 @@ def kernels_in(code):
         out.append((m, line, first))
     return out
 
-
 def comment_above(lines, first):
     """(index, text) of the // lines directly above 1-based line FIRST, top to bottom."""
     j = first - 1
     while j > 0 and lines[j - 1].lstrip().startswith("//"):
         j -= 1
     return list(enumerate(lines[j:first - 1], j))
-
 
 def nvcc(opts, args, path, report):
     """Runs nvcc on PATH; its failure is a fault at PATH:1. True when it succeeded."""
@@ -112,7 +93,6 @@ def nvcc(opts, args, path, report):
     if p.returncode:
         report.error(path, 1, f"`nvcc {' '.join(args)}` failed:\n" + (p.stdout + p.stderr).strip())
     return p.returncode == 0
-
 
 # --- self-contained ----------------------------------------------------------------------------
 STD_HEADERS = set("""
@@ -134,7 +114,6 @@ CUDA_DIRS = ("cuda/", "cub/", "thrust/", "nv/", "cooperative_groups/", "nvtx3/")
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]*)[>"]', re.M)
 NOT_A_TYPE = {"return", "else", "do", "case", "throw", "co_return", "sizeof", "decltype"}
 
-
 def defines_time_kernel(code):
     """True when CODE (comments blanked) defines timeKernel: a lambda bound to the name, or the
     name after a type (not after `return`, `=`, `(`...) whose `(...)` is followed by its body."""
@@ -148,7 +127,6 @@ def defines_time_kernel(code):
                                                      code[j + 1:]):
             return True
     return False
-
 
 def self_contained(path, text, code, report):
     for m in INCLUDE.finditer(strip_comments(text, blank_strings=False)):
@@ -170,14 +148,12 @@ def self_contained(path, text, code, report):
         report.error(path, line_of(code, use.start()) if use else 1, f"{what}: each day "
                      "defines its own timeKernel function (CUDA-CODE-STYLE.md section 5)")
 
-
 # --- masks ---------------------------------------------------------------------------------------
 WARP_CALL = re.compile(r"\b(__shfl(?:_up|_down|_xor)?_sync|__reduce_(?:add|min|max|and|or|xor)_sync"
                        r"|__(?:ballot|any|all|uni)_sync|__match_(?:any|all)_sync|__syncwarp)\s*\(")
 FULL_MASK = re.compile(r"\bconstexpr\s+(?:unsigned(?:\s+int)?|(?:std::)?uint32_t)\s+(\w+)\s*=\s*"
                        r"0[xX][fF]{8}[uU]?\s*;")
 COMPUTED = r"(?:__ballot_sync|__activemask)\s*\("
-
 
 def masks(path, text, code, report):
     """Faults for each warp-synchronous call whose mask is neither a full-warp constant nor a value
@@ -202,11 +178,9 @@ def masks(path, text, code, report):
                      "(CUDA-CODE-STYLE.md section 8)")
     return calls
 
-
 # --- comments ----------------------------------------------------------------------------------
 HEADER_LINES, KERNEL_LINES, RUNS_LINES = 20, 8, 3
 TAGS = re.compile(r"^\s*//\s*(?:Launch:|Needs:|ptx:|snippet:|end snippet)")
-
 
 def comments(path, text, code, report):
     """The header (the comment lines before the first line of code) at most HEADER_LINES; each
@@ -229,7 +203,6 @@ def comments(path, text, code, report):
                          f"besides its Launch, Needs and ptx lines, over {KERNEL_LINES}: say its "
                          "launch assumptions; the why is the README's")
 
-
 def runs_comments(day_dir, report):
     path = os.path.join(day_dir, "runs.txt")
     lines = transcript.read_lines(path) if os.path.exists(path) else []
@@ -238,13 +211,11 @@ def runs_comments(day_dir, report):
         report.error(path, hashes[0], f"{len(hashes)} comment lines, over {RUNS_LINES}: what the "
                      "sanitizer runs cover belongs in the test program's header")
 
-
 # --- ptx -----------------------------------------------------------------------------------------
 TOKENS = {"v4-loads": re.compile(r"\bld\.global(?:\.[\w:]+)*\.v4\.(?:f32|b32|u32|s32)\b"),
           "shfl": re.compile(r"\bshfl\.sync\b"), "atom": re.compile(r"\b(?:atom|red)\.[\w.]+")}
 VOLATILE_SHARED = re.compile(r"\b(?:ld|st)\.volatile\.shared\b")
 CLAIM = re.compile(r"^\s*//\s*ptx:(.*)$")
-
 
 def exhibits(path, lines, report):
     """[(open line, close line)] of the race-exhibit regions; faults for unpaired markers."""
@@ -264,7 +235,6 @@ def exhibits(path, lines, report):
         report.error(path, at, "`// race exhibit:` is never closed by `// end race exhibit`")
         regions.append((at, len(lines)))
     return regions
-
 
 def ptx_bodies(ptx):
     """{.entry name: its body and the bodies of the .func it calls}, names demangled (binutils'
@@ -294,7 +264,6 @@ def ptx_bodies(ptx):
         name = re.search(r"(\w+)\s*(?:<.*>)?\s*\(", d).group(1) if entry.startswith("_Z") else entry
         out.setdefault(name, []).append((entry, body))
     return out
-
 
 def ptx(path, text, code, opts, report):
     lines = text.splitlines()
@@ -355,14 +324,11 @@ def ptx(path, text, code, opts, report):
                              "__shfl_down_sync/__syncwarp")
     return checked
 
-
 # --- kernels: the unit a README kernel block compiles in alone ------------------------------------
 NEEDS = re.compile(r"^\s*//\s*Needs:(.*)$")
-TEMPLATE = re.compile(r"template\s*<([^<>]*(?:<[^<>]*>[^<>]*)*)>\s*$")
 DECORATION = re.compile(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)"
                         r"|alignas\s*\([^)]*\)")
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-
 
 def top_level_items(text):
     """[(start, end, names)] of the top-level items of TEXT: declarations, definitions, # lines."""
@@ -391,7 +357,6 @@ def top_level_items(text):
         i += 1
     return items
 
-
 def item_names(code):
     """The names (a tuple) that one top-level item defines."""
     if code.startswith("#"):
@@ -408,18 +373,13 @@ def item_names(code):
     return tuple(m.group(1) for part in split_top(code.rstrip(";")) if (m := re.search(
         r"(\w+)\s*(?:\[[^\]]*\]\s*)*$", part.split("=")[0].split("{")[0])))
 
-
-def split_top(s, sep=","):
-    """S split at SEP outside (), <>, [], {}."""
-    parts, depth, cur = [], 0, ""
+def split_top(s, nest="(<[{"):
+    """S split at the commas outside the brackets NEST."""
+    parts, depth, close = [""], 0, nest.translate(str.maketrans("(<[{", ")>]}"))
     for ch in s:
-        depth += (ch in "(<[{") - (ch in ")>]}")
-        if ch == sep and depth == 0:
-            parts, cur = parts + [cur], ""
-        else:
-            cur += ch
-    return parts + [cur]
-
+        depth += (ch in nest) - (ch in close)
+        parts[-1:] = [parts[-1], ""] if ch == "," and not depth else [parts[-1] + ch]
+    return parts
 
 def tagged(comment_lines, tag):
     """The texts of the `// TAG:` lines among COMMENT_LINES, each with its continuation lines
@@ -435,14 +395,12 @@ def tagged(comment_lines, tag):
         cont = bool(m or c)
     return out
 
-
 def needs_of(comment_lines):
     """The items of the `// Needs:` lines among COMMENT_LINES ([] for `nothing`), or None."""
     text = tagged(comment_lines, NEEDS)
     out = [t.group(1) for chunk in text for item in chunk.split(",")
            if (t := re.match(r"\s*(<[^>]+>|\w+)", item))]
     return [x for x in out if x != "nothing"] if out else None
-
 
 # The launch contract: one `// Launch:` line in each README kernel's comment, in LAUNCH_FORM, read by
 # unit_main below (so by this check and by the notebook, tools/notebook.py). Its names:
@@ -480,15 +438,9 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit.cuh"),
     HELPERS = dict(re.findall(r"^//@ (\w+)\n(.*?)\n(?=//@ |\Z)", f.read(), re.S | re.M))
 PREAMBLE = HELPERS.pop("preamble")  # the rest: {name: C++ of a helper a check may use}
 
-
 def split_clause(s):
     """S split at commas outside (), [], {} (a clause may hold `i < n`, so <> do not nest here)."""
-    parts, depth, cur = [], 0, ""
-    for ch in s:
-        depth += (ch in "([{") - (ch in ")]}")
-        parts, cur = (parts + [cur.strip()], "") if ch == "," and not depth else (parts, cur + ch)
-    return [p for p in parts + [cur.strip()] if p]
-
+    return [p.strip() for p in split_top(s, "([{") if p.strip()]
 
 def parse_launch(text):
     """TEXT of a `// Launch:` line as a dict, or ValueError saying why it is not LAUNCH_FORM."""
@@ -509,7 +461,6 @@ def parse_launch(text):
             raise ValueError(f"has `{part}` after the call: a clause is `with ...` or `check ...`")
         out[word] += split_clause(body)
     return out
-
 
 def unit_main(name, params, text):
     """(helper names, C++ lines of `static void launchAndCheckNAME()`) for kernel NAME with PARAMS
@@ -628,7 +579,6 @@ def unit_main(name, params, text):
     body += [f'    expect(launch, "{name}: {d}", {g}, {w});' for d, g, w in checks]
     return used, body + ["  }", "}"]
 
-
 def main_of(kernels):
     """The check's C++ for KERNELS [(used helpers, function lines, name)], after the block."""
     used = set().union(*(u for u, _, _ in kernels))
@@ -640,7 +590,6 @@ def main_of(kernels):
             'checks);', '    return 1;', '  }',
             '  std::printf("RESULT: PASS (%d checks, all exact)\\n", checks);', "  return 0;", "}", ""]
     return out
-
 
 def closure(needs, own, src, by_name, report, readme, line):
     """The source items that NEEDS pull in (helpers' own Needs lines, names constants use)."""
@@ -663,7 +612,6 @@ def closure(needs, own, src, by_name, report, readme, line):
                 todo += got if got is not None else [x for x in dict.fromkeys(used)
                                                      if x in by_name and x not in it[2]]
     return sorted(chosen), list(dict.fromkeys(headers))
-
 
 def assemble(readme, name, lines, a, b, src, items, report):
     """The unit for one README block (lines A..B are its fences): None when it holds no kernel,
@@ -731,13 +679,11 @@ def assemble(readme, name, lines, a, b, src, items, report):
     out += block + [""] + main_of(mains)
     return out, first_block_line, [m.group(1) for m, _, _ in kernels], needs, a + 1 + kernels[0][1]
 
-
 def readme_kernels(day_dir, src, opts, report):
     """Compiles (and with --run runs) each README kernel block's unit; returns how many."""
     readme = os.path.join(day_dir, "README.md")
-    if not os.path.isfile(readme):
-        return 0
-    lines, items, count = transcript.read_lines(readme), top_level_items(src), 0
+    lines = transcript.read_lines(readme) if os.path.isfile(readme) else []
+    items, count = top_level_items(src), 0
     for name, first, end in readme_quotes(lines):
         unit = assemble(readme, name, lines, first - 1, end, src, items, report)
         count += unit is not None
@@ -755,16 +701,12 @@ def readme_kernels(day_dir, src, opts, report):
         if p.returncode:
             report.error(readme, kline, f"{what} does not compile alone with what its Needs line "
                          f"names ({', '.join(needs) or 'nothing'}); generated file {shown}:")
-            for ln in (p.stdout + p.stderr).splitlines():
+            for ln in (l for l in (p.stdout + p.stderr).splitlines() if "error" in l):
                 e = re.match(r".*?x\.cu\((\d+)\): (.*)", ln)
                 r = int(e.group(1)) - first_block_line if e else -1
-                if "error" in ln:
-                    print(f"  {transcript.show(readme)}:{first + 1 + r}: nvcc: {e.group(2)}"
-                          if 0 <= r < end - first else f"  {ln}")
-            if not opts.keep_units:
-                shutil.rmtree(tmp, ignore_errors=True)
-            continue
-        if opts.run:
+                print(f"  {transcript.show(readme)}:{first + 1 + r}: nvcc: {e.group(2)}"
+                      if 0 <= r < end - first else f"  {ln}")
+        elif opts.run:
             try:
                 r = subprocess.run([exe], capture_output=True, text=True, timeout=600)
             except subprocess.TimeoutExpired:
@@ -772,21 +714,16 @@ def readme_kernels(day_dir, src, opts, report):
             if r.returncode:
                 report.error(readme, kline, f"{what}: its check exited {r.returncode} (generated "
                              f"file {shown}):\n" + (r.stdout + r.stderr).strip())
-                if not opts.keep_units:
-                    shutil.rmtree(tmp, ignore_errors=True)
-                continue
-            print(f"{transcript.show(readme)}:{kline}: {what}: {r.stdout.strip().splitlines()[-1]}")
+            else:
+                print(f"{transcript.show(readme)}:{kline}: {what}: "
+                      f"{r.stdout.strip().splitlines()[-1]}")
         if not opts.keep_units:
             shutil.rmtree(tmp, ignore_errors=True)
     return count
 
-
 # --- paste: the README's code blocks, pasted in order, build ------------------------------------
-PRELUDE = ["#include <cstdio>", "#include <cstdlib>", "#include <cstdint>", "#include <cstddef>",
-           "#include <cstring>", "#include <cmath>", "#include <vector>", "#include <algorithm>",
-           "#include <cuda_runtime.h>"]
-PASTED = ("cuda", "cpp", "c++")
-
+PRELUDE = [f"#include <{h}>" for h in ("cstdio", "cstdlib", "cstdint", "cstddef", "cstring",
+                                       "cmath", "vector", "algorithm", "cuda_runtime.h")]
 
 def paste(day_dir, opts, report):
     """The README's ```cuda, ```cpp and ```c++ blocks, in order after PRELUDE, compile for sm_75
@@ -797,20 +734,18 @@ def paste(day_dir, opts, report):
     for i, line in enumerate(lines, 1):
         m = re.match(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)", line)
         if fence is None and m:
-            fence, keep = m.group(1), m.group(2) in PASTED
+            fence, keep = m.group(1), m.group(2) in ("cuda", "cpp", "c++")
             blocks += keep
         elif fence and re.fullmatch(re.escape(fence[0]) + f"{{{len(fence)},}}", line.strip()):
             fence = None
         elif fence and keep:
             unit.append(line)
             where.append(i)
-    if not blocks:
-        return 0
     p = subprocess.run([opts.nvcc, "-std=c++17", "-arch=sm_75", "-x", "cu", "-c", "-o",
                         os.devnull, "-"], input="\n".join(unit) + "\n", capture_output=True,
-                       text=True)
-    out = (p.stdout + p.stderr).strip().splitlines()
-    if p.returncode or out:
+                       text=True) if blocks else None
+    out = (p.stdout + p.stderr).strip().splitlines() if p else []
+    if p and (p.returncode or out):
         report.error(readme, 1, f"its {blocks} cuda/cpp/c++ block(s), pasted in order after the "
                      "standard headers, do not build for sm_75 (`nvcc -std=c++17 -arch=sm_75 -x "
                      "cu -c`): show what a block needs in an earlier block, or show less:")
@@ -819,7 +754,6 @@ def paste(day_dir, opts, report):
             at = where[int(e.group(1)) - 1] if e and int(e.group(1)) <= len(where) else 0
             print(f"  {transcript.show(readme)}:{at}: nvcc: {e.group(2)}" if at else f"  {ln}")
     return blocks
-
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
@@ -879,4 +813,3 @@ def main(argv):
                          f"{blocks} README kernel block(s) compiled alone for sm_75"
                          f"{' and ran' if opts.run else ''}; {pasted} README block(s) build pasted "
                          "in order")
-
