@@ -41,11 +41,6 @@ from . import readme, record, transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-def compiler_identity(nvcc):
-    """The compiler a build line's first word resolves to: its real path and `--version` text."""
-    found = shutil.which(nvcc)
-    return f"{os.path.realpath(found)}\n{record.query([found, '--version'])}" if found else ""
-
 def build(words, exe, line):
     """Runs the build line WORDS with its output at EXE; True on success with no compiler output,
     else False, what the compiler printed and LINE shown on stderr."""
@@ -62,8 +57,7 @@ def build(words, exe, line):
 
 def harness_sources(test):
     """What a test program's capture is sealed and its build keyed by, before the lesson: TEST
-    (tests/harness/DAY.cu, from the root) and each project header it includes, `#include "NAME"`
-    (harness.h, delay.h: beside it), in the order included."""
+    (tests/harness/DAY.cu) and each `#include "NAME"` (harness.h, delay.h: beside it), in order."""
     with open(os.path.join(ROOT, test)) as f:
         names = re.findall(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', f.read(), re.M)
     return [test] + [os.path.join(os.path.dirname(test), n) for n in dict.fromkeys(names)]
@@ -75,9 +69,8 @@ def main(argv):
     ap.add_argument("mode", nargs="?")
     for flag in ("--arch", "--tool", "--wrap", "--out-dir"):
         ap.add_argument(flag)
-    ap.add_argument("--harness", action="store_true")
-    ap.add_argument("--build-only", action="store_true", help="build (no cache) and stop")
-    ap.add_argument("--keep-failed", action="store_true", help="write a failed run's transcript")
+    for flag in ("--harness", "--build-only", "--keep-failed"):  # switches: the docstring says
+        ap.add_argument(flag, action="store_true")
     cut = argv.index("--") if "--" in argv else len(argv)
     a = ap.parse_intermixed_args(argv[:cut])
     a.args = argv[cut + 1:]
@@ -128,7 +121,9 @@ def main(argv):
         print(f"capture: built, no compiler output: {build_line} ({shutil.which(words[0])})")
         return 0
     # Captures reuse a build (nine modes of one day compile once), keyed by what makes it.
-    key = hashlib.sha256((build_line + "\n" + compiler_identity(words[0])).encode())
+    nvcc = shutil.which(words[0])  # the compiler: its real path and `--version` text
+    key = hashlib.sha256(f"{build_line}\n{nvcc and os.path.realpath(nvcc)}\n"
+                         f"{nvcc and record.query([nvcc, '--version'])}".encode())
     for s in src:
         with open(os.path.join(ROOT, s), "rb") as f:
             key.update(f.read())
@@ -147,8 +142,7 @@ def main(argv):
         # is here for what happens on the device.
         prefix = ["compute-sanitizer", "--tool", a.tool, "--report-api-errors", "no",
                   "--error-exitcode", "1"] + prefix
-    run = prefix + [exe] + a.args
-    shown = shlex.join(prefix + ["./" + exe_name] + a.args)
+    run, shown = prefix + [exe] + a.args, shlex.join(prefix + ["./" + exe_name] + a.args)
     started = datetime.datetime.now(datetime.timezone.utc)
     with tempfile.TemporaryDirectory(prefix="capture-run-") as tmp:
         p = subprocess.run(run, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -73,17 +73,14 @@ def check_file(path, report):
         report.error(path, t.header["exit code"][1], f"exit code {code}: a failed run; only a "
                      "race-demo transcript may exit non-zero, unless a note beside it "
                      f"({t.mode}.note.md) explains it")
-    out = [(i + 1, l.strip()) for i, l in enumerate(t.lines)
-           if i >= t.header_len and l.strip() and not l.startswith("=========")]
-    if code == 0:
-        profiled = t.value("command").startswith("ncu ")
-        if not (RESULT_PASS.match(t.result[1]) or
-                (profiled and any(RESULT_PASS.match(l) for _, l in out))):
-            report.error(path, t.result[0], f"exit code 0 but the last line of output is "
-                         f"`{t.result[1]}`, not `RESULT: PASS (...)`")
-        for i, l in out:
-            if l.startswith("CHECK FAILED"):
-                report.error(path, i, f"exit code 0 but a check failed: {l}")
+    out = [(i + 1, l.strip()) for i, l in enumerate(t.lines) if i >= t.header_len]
+    if code == 0 and not (RESULT_PASS.match(t.result[1]) or (t.value("command").startswith(
+            "ncu ") and any(RESULT_PASS.match(l) for _, l in out))):  # a profiler's report follows
+        report.error(path, t.result[0], f"exit code 0 but the last line of output is "
+                     f"`{t.result[1]}`, not `RESULT: PASS (...)`")
+    for i, l in out if code == 0 else []:
+        if l.startswith("CHECK FAILED"):
+            report.error(path, i, f"exit code 0 but a check failed: {l}")
     for tab in t.tables:
         for line, cells in tab.rows:
             if len(cells) != len(tab.head):
@@ -138,10 +135,9 @@ def run_line(day_dir, mode):
                       if l.split()[:1] == [mode])
 
 def check_complete(root, report):
-    """Every mode of every day's run list has a transcript (a run never captured is a gap), and
-    every day with a mutation list has a mutation transcript. The lines of a run split by the test
-    program's `--part K/M` (each runs every M-th variant from the K-th) are M lines, K = 1 to M,
-    alike in all else: one left out runs part of the variants, and nothing else would notice."""
+    """Every run-list mode and every mutation list has its transcript (a run never captured is a
+    gap). A run split by `--part K/M` (each part runs every M-th variant from the K-th) is M lines,
+    K = 1 to M, alike in all else: one left out runs part of the variants, unnoticed otherwise."""
     for day, f in modes(os.path.join(root, "evidence", "mutation")).items():
         if not os.path.exists(os.path.join(root, "evidence", "mutation", f"{day}.txt")):
             report.error(f, 1, f"no mutation transcript evidence/mutation/{day}.txt: "

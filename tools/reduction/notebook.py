@@ -32,6 +32,7 @@ import argparse
 import datetime
 import glob
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -152,23 +153,20 @@ def check(root, path, want):
     except (OSError, ValueError) as e:  # nbformat's NotJSONError is a ValueError
         have = {"cells": []}
         report.error(path, 1, f"not a readable notebook: {e}")
-    if {k: v for k, v in have.items() if k != "cells"} != {k: v for k, v in want.items()
-                                                           if k != "cells"}:
+    if dict(have, cells=None) != dict(want, cells=None):
         report.error(path, 1, "its nbformat version or metadata differ: run tools/notebook.py")
-    got, exp = have.get("cells", []), want["cells"]
-    for k in range(max(len(got), len(exp))):
-        if (got[k] if k < len(got) else None) != (exp[k] if k < len(exp) else None):
-            what = describe(exp[k] if k < len(exp) else got[k]) or "text"
-            report.error(path, 1, f"cell {k} ({what}) differs from what the READMEs and files "
-                         "give now (its source, or outputs left in it): run tools/notebook.py")
-    files = sum(1 for c in exp if c["metadata"].get("reduction", {}).get("kind") == "file")
-    return report.finish(f"{len(exp)} cells, outputs cleared, every build line, carried file "
+    for k, (got, exp) in enumerate(itertools.zip_longest(have.get("cells", []), want.cells)):
+        if got != exp:
+            report.error(path, 1, f"cell {k} ({describe(exp or got) or 'text'}) differs from what "
+                         "the READMEs and files give now (its source, or outputs left in it): run "
+                         "tools/notebook.py")
+    files = sum(1 for c in want.cells if describe(c).startswith("file "))
+    return report.finish(f"{len(want.cells)} cells, outputs cleared, every build line, carried file "
                          f"({files}) and kernel cell equal to what the READMEs and files give")
 
 def describe(c):
     m = c.get("metadata", {}).get("reduction", {})
-    return " ".join(x for x in (m.get("kind"), m.get("day"), m.get("snippet"), m.get("path"))
-                    if x)
+    return " ".join(filter(None, (m.get(k) for k in ("kind", "day", "snippet", "path"))))
 
 def execute(root, nb_path, out_dir, timeout):
     """Runs NB_PATH alone in an empty directory; writes the executed copy and its transcript."""
@@ -180,14 +178,11 @@ def execute(root, nb_path, out_dir, timeout):
         print(f"SKIPPED: notebook --execute: {e.name} is not installed here (python3 -m pip "
               "install -r tools/requirements.txt)")
         return 77
-
-    work = tempfile.mkdtemp(prefix="notebook-execute-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="notebook-execute-") as work:
         run_dir, jupyter = os.path.join(work, "run"), os.path.join(work, "jupyter")
-        os.makedirs(run_dir)
-        shutil.copy(nb_path, run_dir)  # the notebook alone: no checkout beside it
         spec = os.path.join(jupyter, "kernels", "python3")
-        os.makedirs(spec)
+        os.makedirs(run_dir), os.makedirs(spec)
+        shutil.copy(nb_path, run_dir)  # the notebook alone: no checkout beside it
         with open(os.path.join(spec, "kernel.json"), "w", encoding="utf-8") as f:
             json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f",
                                 "{connection_file}"], "display_name": "Python 3",
@@ -197,13 +192,10 @@ def execute(root, nb_path, out_dir, timeout):
         os.environ.setdefault("JUPYTER_RUNTIME_DIR", os.path.join(work, "runtime"))
         os.environ.setdefault("IPYTHONDIR", os.path.join(work, "ipython"))
         nb = nbformat.read(os.path.join(run_dir, os.path.basename(nb_path)), as_version=4)
-        started = datetime.datetime.now(datetime.timezone.utc)
-        t0 = time.monotonic()
+        started, t0 = datetime.datetime.now(datetime.timezone.utc), time.monotonic()
         nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                                 resources={"metadata": {"path": run_dir}}).execute()
         seconds = time.monotonic() - t0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     log, failed, passes = [], 0, 0
     for k, c in enumerate(nb.cells):
         if c.cell_type != "code":

@@ -9,16 +9,8 @@ Usage: tools/plot.py [--check] [ROOT]          (ROOT: the repository, by default
              transcript (transcript.py reads it) and compares them with the points the
              committed SVG records. A missing figure or different points fail (exit 1, `stale`).
 
-Figures (day, mode of the transcript -> file):
-  day25 default   -> default-ladder.svg           % of copy per row
-  day25 sweep     -> sweep-blocks.svg             v8's % of copy against blocks
-  day25 in-flight -> in-flight-gbps-vs-bytes.svg  GB/s against KiB in flight, 4- and 16-byte loads
-  day26 sweep     -> sweep-us-vs-n.svg            us per call against n, one line a row
-  day39 default   -> default-gbps-vs-n.svg        GB/s against n, one line a row, stream and graph
-  day39-scan default -> default-gbps-vs-n.svg     the same for the scan
-  day39-sort default -> default-gkeys-vs-n.svg    G keys/s against n, one line a row
-
-Bad usage (an unknown flag, a ROOT without evidence/) is one line on stderr and exit 2.
+Bad usage (an unknown flag, a ROOT without evidence/) is one line on stderr and exit 2. The
+figures (the transcript evidence/DAY/MODE.txt -> the figure beside it):
 """
 import argparse
 import html
@@ -83,8 +75,7 @@ def draw_sweep(plt, pts, title):
             ax.plot(p[0], p[1], "rx", ms=10)
     ax.set_xscale("log", base=2)
     ax.axhline(100, color="k", lw=0.8)
-    ax.set_xlabel("blocks in the grid (log2)")
-    ax.set_ylabel("% of copy")
+    ax.set(xlabel="blocks in the grid (log2)", ylabel="% of copy")
     ax.set_title(title, fontsize=10)
     return fig
 
@@ -97,8 +88,8 @@ def draw_in_flight(plt, pts, title):
                 label=f"{width}-byte loads")
     ax.axhline(copy, color="k", lw=0.8, label="copy row")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("KiB in flight (resident threads x loads a thread x bytes a load, log2)")
-    ax.set_ylabel("GB/s (bytes read)")
+    ax.set(xlabel="KiB in flight (resident threads x loads a thread x bytes a load, log2)",
+           ylabel="GB/s (bytes read)")
     ax.legend()
     ax.set_title(title, fontsize=10)
     return fig
@@ -112,9 +103,7 @@ def draw_lines(plt, pts, title, ylabel, panels):
             ax.plot([q[0] for q in xy], [q[1] for q in xy], "o-", ms=3, label=name,
                     lw=2.5 if name in ("best", "CUB Sum", "CUB", "tree") else 1)
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("n (elements, log2)")
-        ax.set_ylabel(ylabel)
+        ax.set(yscale="log", xlabel="n (elements, log2)", ylabel=ylabel)
         ax.set_title(f"{title}{': ' + panel if panel else ''}", fontsize=10)
         ax.legend(fontsize=8)
     return fig
@@ -142,13 +131,14 @@ def recorded(svg):
     return json.loads(html.unescape(m.group(1))) if m else None
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
+    ap = argparse.ArgumentParser(description=__doc__ + "\n".join(
+        f"  {d}/{m}.txt -> {f}" for d, m, f, _, _ in FIGURES), usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="draw nothing; fail where a figure is stale")
     ap.add_argument("root", nargs="?", default=ROOT)
     a = ap.parse_args(argv)
     check, root = a.check, a.root
-    if not os.path.isdir(os.path.join(root, "evidence")):
+    if not os.path.isdir(os.path.join(root, "evidence")):  # (matplotlib only to draw)
         ap.error(f"{root}: " + ("no such file or directory" if not os.path.exists(root) else
                                 "not a repository root (no evidence/ in it)"))
     if not check:

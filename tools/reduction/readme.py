@@ -2,8 +2,8 @@
 
 Usage: tools/readme.py [--check] [ROOT|DAY_DIR|README.md ...]     (default: the repository)
 
-Runs cog (PyPI `cogapp`) on every code/day*/README.md with `-I tools -p "from reduction.readme
-import *"`, so a README's blocks are one-line cog generators calling the three functions below:
+Runs cog (PyPI `cogapp`) on every code/day*/README.md: a README's blocks are one-line cog
+generators calling the three functions below (cog -I tools -p "from reduction.readme import *"):
 
   <!-- [[[cog output("default") ]]] -->                the transcript's tables
   <!-- [[[cog output("default", grep=r"^best") ]]] -->  every output line REGEX matches
@@ -19,8 +19,7 @@ marked twice in the .cu or quoted twice in a README is an error, `README.md:LINE
 so is a marker of the old form (`<!-- snippet: NAME -->`), a snippet call not written as above,
 and a `// snippet:` region that no block of its day's README quotes (`FILE.cu:LINE: error:`).
 Exit 0; 1 when a block differs or an error stopped cog; 77 (`SKIPPED:`) without cogapp; 2 on bad
-usage (one line on stderr). The `<!-- build-line -->` block is the source, not generated: the
-capture, the notebook and the mutation run build with it (build_line, build_block).
+usage. The `<!-- build-line -->` block is a source: capture, notebook, mutation run build with it.
 """
 import argparse
 import glob
@@ -37,21 +36,15 @@ QUOTE = re.compile(r'^<!-- \[\[\[cog snippet\("([^"]+)"\) \]\]\] -->$')
 REGION = re.compile(r"^\s*//\s*(?:snippet:\s*(\S+)|end snippet)\s*$")
 OLD = re.compile(r"^\s*<!--\s*(?:expected-output|snippet):")  # the markers before cog
 
-def block_after(lines, i):
-    """(open, close) indexes in LINES of the fenced block after line index I (blank lines
-    between), or None."""
+def build_block(readme):
+    """The non-empty lines of the fenced block after README's `<!-- build-line -->` (blank lines
+    between); [] if none."""
+    lines = transcript.read_lines(readme)
+    i = next((i for i, l in enumerate(lines) if l.strip() == "<!-- build-line -->"), len(lines))
     k = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), len(lines))
     fence = re.match(r"\s*(```+|~~~+)", lines[k]) if k < len(lines) else None
-    close = fence and next((j for j in range(k + 1, len(lines))
-                            if lines[j].strip() == fence.group(1)), None)
-    return (k, close) if close else None
-
-def build_block(readme):
-    """The non-empty lines of the block after README's `<!-- build-line -->`; [] if none."""
-    lines = transcript.read_lines(readme)
-    i = next((i for i, l in enumerate(lines) if l.strip() == "<!-- build-line -->"), None)
-    block = None if i is None else block_after(lines, i)
-    return [l.strip() for l in lines[block[0] + 1:block[1]] if l.strip()] if block else []
+    end = fence and next((j for j in range(k + 1, len(lines)) if lines[j].strip() == fence[1]), 0)
+    return [l.strip() for l in lines[k + 1:end] if l.strip()] if end else []
 
 def build_line(day_dir):
     """The first nvcc line of DAY_DIR's build block; SystemExit with the reason if there is none."""
@@ -148,18 +141,18 @@ def median(modes, column, rows, sizes=None):
         _fail(f"median: n = {', '.join(str(n) for n in sizes if n not in table)} is in no table "
               f"of `{modes}` (its sizes: {', '.join(map(str, table))})")
     _emit("text", head + [table[n] for n in sizes])
-    ev, day = os.path.dirname(paths[0]), os.path.basename(os.path.dirname(paths[0]))
+    out = os.path.join(os.path.dirname(paths[0]), "medians.md")
+    day = os.path.basename(os.path.dirname(out))
     links = ", ".join(f"[{os.path.basename(p)}]({os.path.basename(p)})" for p in paths)
     page = "\n".join([f"# {day}: the median of `{column}` at every size", "",
                       f"Written by `tools/readme.py` from the `median` call in "
                       f"[code/{day}/README.md](../../code/{day}/README.md), which shows n = "
                       f"{', '.join(map(str, sizes))}. Each cell: the median over {links}, then "
                       "each value.", ""] + head + list(table.values())) + "\n"
-    out = os.path.join(ev, "medians.md")
     have = open(out, encoding="utf-8").read() if os.path.exists(out) else None
     if CHECK and have != page:
-        _fail(f"median: {transcript.show(out)} is " + ("missing" if have is None else "stale") +
-              ": run tools/readme.py to write it")
+        _fail(f"median: {transcript.show(out)} is {'stale' if have else 'missing'}: run "
+              "tools/readme.py to write it")
     elif have != page:
         with open(out, "w", encoding="utf-8") as f:
             f.write(page)
@@ -186,7 +179,6 @@ def snippet(name):
     _emit("cuda", found[name][1])
 
 def main(argv):
-    """tools/readme.py: see the module's docstring. Returns the exit code."""
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="change nothing; fail where out of date")
@@ -203,21 +195,21 @@ def main(argv):
         else:
             ap.error(f"{p}: no such file or directory" if not os.path.exists(p) else
                      f"{p}: not a README.md, a day directory nor a repository root")
-    bad = [f"{transcript.show(r)}:{i}: error: `{l.strip()}`: " + (
-        "a marker from before cog: write it as a cog generator (CUDA-CODE-STYLE.md section 7)"
-        if OLD.match(l) else 'write it `<!-- [[[cog snippet("NAME") ]]] -->`, the form the kernel '
-        "finder reads") for r in readmes for i, l in enumerate(transcript.read_lines(r), 1)
-        if OLD.match(l) or ("[[[cog" in l and "snippet(" in l and not QUOTE.match(l))]
-    if bad:
-        print("\n".join(bad) + f"\nFAILED: readme: {len(bad)} marker(s) cog would not check")
-        return 1
-    unquoted = []  # DESIGN section 2: a region is marked only where a README quotes it
+    bad, unquoted = [], []  # unquoted: DESIGN section 2, a region is marked only where quoted
     for r in readmes:
-        names = {m.group(1) for l in transcript.read_lines(r) if (m := QUOTE.match(l))}
+        lines = transcript.read_lines(r)
+        bad += [f"{transcript.show(r)}:{i}: error: `{l.strip()}`: " + (
+            "a marker from before cog: write it as a cog generator (CUDA-CODE-STYLE.md section 7)"
+            if OLD.match(l) else 'write it `<!-- [[[cog snippet("NAME") ]]] -->`, the form the '
+            "kernel finder reads") for i, l in enumerate(lines, 1)
+            if OLD.match(l) or ("[[[cog" in l and "snippet(" in l and not QUOTE.match(l))]
         src, found, _ = regions(os.path.dirname(os.path.abspath(r)))
         unquoted += [f"{transcript.show(src)}:{line}: error: snippet `{n}` is quoted by no block "
                      f"of {transcript.show(r)}: quote it or drop its markers" for n, (line, _) in
-                     found.items() if n not in names]
+                     found.items() if n not in {q for q, _, _ in quoted(lines)}]
+    if bad:
+        print("\n".join(bad) + f"\nFAILED: readme: {len(bad)} marker(s) cog would not check")
+        return 1
     try:
         import cogapp
     except ImportError:
@@ -225,14 +217,13 @@ def main(argv):
               "tools/requirements.txt)")
         return 77
     tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    rc = cogapp.Cog().main(["cog", "-I", tools, "-p",
-                            "from reduction.readme import *"] +
+    rc = cogapp.Cog().main(["cog", "-I", tools, "-p", "from reduction.readme import *"] +
                            (["--check", "--diff"] if a.check else ["-r"]) +
                            [transcript.show(r) for r in readmes])
     print("\n".join(unquoted + [f"{'FAILED' if rc or unquoted else 'ok'}: readme: {len(readmes)} "
                                 "README(s)" + (f", cog exit code {rc}: run tools/readme.py to "
                                                "regenerate" if rc else "") +
-                                (f", {len(unquoted)} snippet(s) quoted by no README" if unquoted
-                                 else "") + ("" if rc or unquoted else ", every generated block "
-                                             "current" if a.check else ", regenerated")]))
+                                f", {len(unquoted)} snippet(s) quoted by no README" * bool(unquoted)
+                                + ("" if rc or unquoted else ", every generated block current"
+                                   if a.check else ", regenerated")]))
     return 1 if rc or unquoted else 0

@@ -1,14 +1,12 @@
 """Writing a transcript: the one writer of the evidence format, and the fingerprint it records.
+Python's standard library only: the notebook carries this file verbatim, nothing else of the package.
 
-Python's standard library only: the notebook carries this file verbatim and nothing else of the
-package. write() puts a header of `# key: value` lines (date UTC, gpu, driver, cuda, build, one
-`# source: PATH sha256=HEX fingerprint=HEX` line a source, command, exit code, `# output:
-sha256=HEX`, the seal of the body), one `#` line, then the body verbatim (transcript.py reads it).
-
-fingerprint(path) is the sha256 of a C++/CUDA source file with every comment (`// ...` to the end
-of the line, `/* ... */`) and every whitespace character removed, outside string and character
-literals (kept byte for byte): editing a comment, re-wrapping or re-indenting leaves a transcript
-current; changing any token of code (a name, a number, a string the program prints) makes it stale.
+write() puts a header of `# key: value` lines (date UTC, gpu, driver, cuda, build, one `# source:
+PATH sha256=HEX fingerprint=HEX` line a source, command, exit code, `# output: sha256=HEX`, the
+seal of the body), one `#` line, then the body verbatim (transcript.py reads it). fingerprint(path)
+is the sha256 of a C++/CUDA source with every comment and whitespace character removed outside
+string and character literals (kept byte for byte): editing a comment, re-wrapping or re-indenting
+leaves a transcript current; changing any token of code (a name, a number, a string) makes it stale.
 """
 import hashlib
 import os
@@ -70,12 +68,10 @@ def write(out_dir, mode, started, build, sources, command, code, body, root=".")
     name, driver, cuda = gpu_facts()
     header = [f"# date: {started:%Y-%m-%d %H:%M:%S} UTC", f"# gpu: {name}", f"# driver: {driver}",
               f"# cuda: {cuda}", f"# build: {build}"]
-    for s in sources:
-        path = os.path.join(root, s)
+    for path in (os.path.join(root, s) for s in sources):
         with open(path, "rb") as f:
-            sha = hashlib.sha256(f.read()).hexdigest()
-        header.append(f"# source: {os.path.relpath(path, root)} sha256={sha} "
-                      f"fingerprint={fingerprint(path)}")
+            header.append(f"# source: {os.path.relpath(path, root)} sha256="
+                          f"{hashlib.sha256(f.read()).hexdigest()} fingerprint={fingerprint(path)}")
     seal = hashlib.sha256(body.encode("utf-8")).hexdigest()
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{mode}.txt")

@@ -36,6 +36,7 @@ import glob
 import os
 import re
 import shutil
+import string
 import subprocess
 import tempfile
 
@@ -86,14 +87,6 @@ def comment_above(lines, first):
         j -= 1
     return list(enumerate(lines[j:first - 1], j))
 
-def nvcc(opts, args, path, report):
-    """Runs nvcc on PATH; its failure is a fault at PATH:1. True when it succeeded."""
-    p = subprocess.run([opts.nvcc, "-std=c++17", "-O3"] + args + [path], capture_output=True,
-                       text=True)
-    if p.returncode:
-        report.error(path, 1, f"`nvcc {' '.join(args)}` failed:\n" + (p.stdout + p.stderr).strip())
-    return p.returncode == 0
-
 # --- self-contained ----------------------------------------------------------------------------
 STD_HEADERS = set("""
 algorithm any array atomic bitset cassert cctype cerrno cfenv cfloat charconv chrono cinttypes
@@ -128,7 +121,7 @@ def defines_time_kernel(code):
             return True
     return False
 
-def self_contained(path, text, code, report):
+def self_contained(path, text, code, opts, report):
     for m in INCLUDE.finditer(strip_comments(text, blank_strings=False)):
         line, name = line_of(code, m.start()), m.group(2).strip()
         if m.group(1) == '"':
@@ -155,19 +148,17 @@ FULL_MASK = re.compile(r"\bconstexpr\s+(?:unsigned(?:\s+int)?|(?:std::)?uint32_t
                        r"0[xX][fF]{8}[uU]?\s*;")
 COMPUTED = r"(?:__ballot_sync|__activemask)\s*\("
 
-def masks(path, text, code, report):
+def masks(path, text, code, opts, report):
     """Faults for each warp-synchronous call whose mask is neither a full-warp constant nor a value
     __ballot_sync/__activemask computed in the same (top-level) function. Returns the calls seen."""
-    full = set(FULL_MASK.findall(code))
-    items = [(a, b) for a, b, _ in top_level_items(text)]
-    calls = 0
+    full, items, calls = set(FULL_MASK.findall(code)), top_level_items(text), 0
     for m in WARP_CALL.finditer(code):
         depth, j = 1, m.end()
         while depth and j < len(code) and not (depth == 1 and code[j] == ","):
             depth += (code[j] == "(") - (code[j] == ")")
             j += 1
         arg, calls = " ".join(code[m.end():j - (depth == 0)].split()), calls + 1
-        body = next((code[a:m.start()] for a, b in items if a <= m.start() < b), "")
+        body = next((code[a:m.start()] for a, b, _ in items if a <= m.start() < b), "")
         if (m.group(1) == "__syncwarp" and not arg) or arg in full or re.match(COMPUTED, arg) or (
                 re.fullmatch(r"\w+", arg) and re.search(rf"\b{arg}\s*=\s*{COMPUTED}", body)):
             continue
@@ -182,10 +173,9 @@ def masks(path, text, code, report):
 HEADER_LINES, KERNEL_LINES, RUNS_LINES = 20, 8, 3
 TAGS = re.compile(r"^\s*//\s*(?:Launch:|Needs:|ptx:|snippet:|end snippet)")
 
-def comments(path, text, code, report):
-    """The header (the comment lines before the first line of code) at most HEADER_LINES; each
-    kernel's comment at most KERNEL_LINES besides its Launch, Needs and ptx lines (and their
-    continuation lines, `//` and 2+ spaces) and snippet markers."""
+def comments(path, text, code, opts, report):
+    """The header (comment lines before the code) at most HEADER_LINES; a kernel's comment at
+    most KERNEL_LINES but snippet markers and its Launch, Needs, ptx lines and continuations."""
     lines = text.splitlines()
     first = next((i for i, l in enumerate(code.splitlines()) if l.strip()), len(lines))
     header = sum(1 for l in lines[:first] if l.strip())
@@ -221,16 +211,15 @@ def exhibits(path, lines, report):
     """[(open line, close line)] of the race-exhibit regions; faults for unpaired markers."""
     regions, at = [], None
     for i, line in enumerate(lines, 1):
-        if re.match(r"^\s*//\s*race exhibit:", line):
-            if at:
-                report.error(path, i, f"`// race exhibit:` while the exhibit opened at line {at} "
-                             "is still open (close it with `// end race exhibit`)")
-            at = at or i
+        if re.match(r"^\s*//\s*race exhibit:", line) and at:
+            report.error(path, i, f"`// race exhibit:` while the exhibit opened at line {at} is "
+                         "still open (close it with `// end race exhibit`)")
+        elif re.match(r"^\s*//\s*race exhibit:", line):
+            at = i
         elif re.match(r"^\s*//\s*end race exhibit\b", line):
             if not at:
                 report.error(path, i, "`// end race exhibit` with no open `// race exhibit:`")
-            regions += [(at, i)] if at else []
-            at = None
+            regions, at = regions + [(at, i)] * bool(at), None
     if at:
         report.error(path, at, "`// race exhibit:` is never closed by `// end race exhibit`")
         regions.append((at, len(lines)))
@@ -284,11 +273,10 @@ def ptx(path, text, code, opts, report):
         for i, c in comment_above(lines, first):
             if cm := CLAIM.match(c):
                 claimed.add(i + 1)
-                if not cm.group(1).split():
-                    report.error(path, i + 1, f"`// ptx:` with no token (known: {known})")
-                for t in cm.group(1).split():
+                for t in cm.group(1).split() or [""]:
                     if t not in TOKENS:
-                        report.error(path, i + 1, f"unknown ptx claim `{t}` (known: {known})")
+                        report.error(path, i + 1, f"unknown ptx claim `{t}` (known: {known})" if
+                                     t else f"`// ptx:` with no token (known: {known})")
                 at, have = claims.get(m.group(1), (i + 1, []))
                 claims[m.group(1)] = (at, have + [t for t in cm.group(1).split() if t in TOKENS])
     for i, c in enumerate(lines, 1):
@@ -302,7 +290,10 @@ def ptx(path, text, code, opts, report):
     if not kernels:
         return 0
     with tempfile.TemporaryDirectory(prefix="check-ptx-") as tmp:
-        if not nvcc(opts, ["-arch=sm_90", "-ptx", "-o", f"{tmp}/out.ptx"], path, report):
+        p = subprocess.run([opts.nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-ptx", "-o",
+                            f"{tmp}/out.ptx", path], capture_output=True, text=True)
+        if p.returncode:
+            report.error(path, 1, f"`nvcc -arch=sm_90 -ptx` failed:\n{p.stdout}{p.stderr}".strip())
             return 0
         bodies = ptx_bodies(open(f"{tmp}/out.ptx", encoding="utf-8").read())
     checked = 0
@@ -403,30 +394,7 @@ def needs_of(comment_lines):
     return [x for x in out if x != "nothing"] if out else None
 
 # The launch contract: one `// Launch:` line in each README kernel's comment, in LAUNCH_FORM, read by
-# unit_main below (so by this check and by the notebook, tools/notebook.py). Its names:
-#   in        n input floats on the device, whole numbers 0..6: every sum below 2^24 is exact in
-#             any order, and a kernel that reads a wrong element gets a wrong sum (ones could not)
-#   n         the count, N unless `with n = ...` says otherwise
-#   want      the exact answer: the input's sum, added on the host (or `want = sum of EXPR for i < n`)
-#   partials  one float a block of the grid, NaN before each launch (an unwritten one fails)
-#   result    one float, 0 before each launch (atomics add into it)
-#   ticket    one unsigned int, 0 before the FIRST launch only: a kernel must leave it at 0
-#   out       n floats, NaN before each launch
-#   status    one status word (unsigned long long) a block of the grid, 0 before each launch (the
-#             one-pass scans' tiles publish there)
-#   keys      n uint32_t keys on the device (the sorts' input): the top 32 bits of i times
-#             0x9E3779B97F4A7C15 (a Weyl sequence: every digit varies); hostKeys: the same, on the host
-#   sorted    n uint32_t, 0xA5A5A5A5 before each launch (the sorts' output)
-#   any other name of a pointer parameter: one value of its type, 0 before each launch
-#   resident  (the grid) as many blocks as the GPU holds at once, from the occupancy calculator
-#   cooperative  launched with cudaLaunchCooperativeKernel (grid.sync() needs it)
-#   launch    the launch's number (each unit launches twice: the second shows what the first left)
-# What is checked, exactly: `check A == B, ...` when given; else *result == want if the kernel takes
-# result, else the partials added up == want, else out == in element by element; and *ticket == 0.
-# A check may call prefixErrors(out, host): the elements of out that differ from the exact
-# inclusive prefix sums of the input (the scans; every prefix of 0..6 at n = N is below 2^24); a
-# kernel that takes sorted is checked by sortErrors(sorted, hostKeys): the keys that differ from
-# hostKeys sorted on the host.
+# unit_main below (so by this check and by the notebook); unit.cuh's header says what each name is.
 LAUNCH = re.compile(r"^\s*//\s*Launch:(.*)$")
 LAUNCH_FORM = ("[cooperative ]KERNEL[<T, ...>]<<<GRID, BLOCK[, SHARED]>>>(ARG, ...)"
                "[; with NAME = EXPR, ...][; check A == B, ...]")
@@ -437,6 +405,11 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit.cuh"),
           encoding="utf-8") as f:
     HELPERS = dict(re.findall(r"^//@ (\w+)\n(.*?)\n(?=//@ |\Z)", f.read(), re.S | re.M))
 PREAMBLE = HELPERS.pop("preamble")  # the rest: {name: C++ of a helper a check may use}
+PARTS = {k[5:]: HELPERS.pop(k) for k in list(HELPERS) if k.startswith("part_")}  # main's
+
+def part(name, **fill):
+    """The lines of unit.cuh's `part_NAME`, its $NAMEs filled from FILL."""
+    return string.Template(PARTS[name]).substitute(fill).split("\n")
 
 def split_clause(s):
     """S split at commas outside (), [], {} (a clause may hold `i < n`, so <> do not nest here)."""
@@ -526,31 +499,11 @@ def unit_main(name, params, text):
     body = [f"static void launchAndCheck{name[0].upper() + name[1:]}() {{",
             f"  size_t n = {n};", *scalars,
             "  double want = 0.0; // the exact answer, added on the host"]
-    if "host" in term or {"in", "out"} & set(L["args"]):
-        body += ["  std::vector<float> host(n); // the input: whole numbers 0..6, every sum exact",
-                 "  for (size_t i = 0; i < n; ++i) {", "    host[i] = float(i % 7);",
-                 f"    want += {term};", "  }"]
-    else:
-        body += ["  for (size_t i = 0; i < n; ++i) {", f"    want += {term};", "  }"]
-    if "in" in L["args"]:
-        body += ["  float *in = deviceArray<float>(n);",
-                 "  cudaCheck(cudaMemcpy(in, host.data(), n * sizeof(float), "
-                 "cudaMemcpyHostToDevice));"]
-    if "keys" in L["args"]:
-        body += ["  std::vector<uint32_t> hostKeys(n); // hashes of the index: every digit varies",
-                 "  for (size_t i = 0; i < n; ++i) {",
-                 "    hostKeys[i] = uint32_t((i * 0x9E3779B97F4A7C15ull) >> 32);",
-                 "  }", "  uint32_t *keys = deviceArray<uint32_t>(n);",
-                 "  cudaCheck(cudaMemcpy(keys, hostKeys.data(), n * sizeof(uint32_t), "
-                 "cudaMemcpyHostToDevice));"]
-    if L["grid"] == "resident":
-        body += ["  int perSm = 0, sms = 0; // resident: every block of the grid on the GPU at once",
-                 f"  cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, {fn}, "
-                 f"{L['block']}, {L['shared'] or 0}));",
-                 "  cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));",
-                 "  const unsigned int grid = perSm * sms;"]
-    else:
-        body += [f"  const unsigned int grid = {L['grid']};"]
+    body += part("input" if "host" in term or {"in", "out"} & set(L["args"]) else "want",
+                 term=term)
+    body += part("in") * ("in" in L["args"]) + part("keys") * ("keys" in L["args"])
+    body += part("resident", fn=fn, block=L["block"], shared=L["shared"] or 0) if \
+        L["grid"] == "resident" else [f"  const unsigned int grid = {L['grid']};"]
     count = {"partials": "grid", "out": "n", "status": "grid", "sorted": "n"}
     body += [f"  {ty} *{b} = deviceArray<{ty}>({count.get(b, '1')});" for b, ty in bufs.items()]
     if "ticket" in bufs:
@@ -586,10 +539,7 @@ def main_of(kernels):
     for _, fn, _ in kernels:
         out += [""] + fn
     out += ["", "int main() {"] + [f"  launchAndCheck{k[0].upper() + k[1:]}();" for _, _, k in kernels]
-    out += ['  if (failed) {', '    std::printf("RESULT: FAIL (%d of %d checks failed)\\n", failed, '
-            'checks);', '    return 1;', '  }',
-            '  std::printf("RESULT: PASS (%d checks, all exact)\\n", checks);', "  return 0;", "}", ""]
-    return out
+    return out + part("end") + [""]
 
 def closure(needs, own, src, by_name, report, readme, line):
     """The source items that NEEDS pull in (helpers' own Needs lines, names constants use)."""
@@ -625,10 +575,7 @@ def assemble(readme, name, lines, a, b, src, items, report):
     text = "\n".join(block) + "\n"
     code = strip_comments(text)
     own = {nm for _, _, names in top_level_items(text) for nm in names}
-    by_name = {}
-    for it in items:
-        for nm in it[2]:
-            by_name.setdefault(nm, []).append(it)
+    by_name = {nm: [it for it in items if nm in it[2]] for names in items for nm in names[2]}
     for k, line in enumerate(block):  # each Needs line names its whole closure
         end = k + 1
         while end < len(block) and re.match(r"^\s*//\s{2,}\S", block[end]):
@@ -778,7 +725,7 @@ def main(argv):
         return 77
     skipped = [r for r in rules if r in ("ptx", "kernels", "paste") and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
-    report, files, claims, blocks, calls, pasted = Report("sources"), 0, 0, 0, 0, 0
+    report, n = Report("sources"), dict.fromkeys(("files", "masks", "ptx", "kernels", "paste"), 0)
     for a in opts.paths:  # (day directory or None, its .cu files)
         days = [(d, day_sources(d)) for d in day_dirs_of(a)] if \
             os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
@@ -789,27 +736,21 @@ def main(argv):
         for day, srcs in days:
             if day and "comments" in rules:
                 runs_comments(day, report)
-            if day and "paste" in rules:
-                pasted += paste(day, opts, report)
+            n["paste"] += paste(day, opts, report) if day and "paste" in rules else 0
             for path in srcs:
                 text = open(path, encoding="utf-8", errors="replace").read()
-                code, files = strip_comments(text), files + 1
-                if "self-contained" in rules:
-                    self_contained(path, text, code, report)
-                if "masks" in rules:
-                    calls += masks(path, text, code, report)
-                if "comments" in rules:
-                    comments(path, text, code, report)
-                if "ptx" in rules:
-                    claims += ptx(path, text, code, opts, report)
+                code, n["files"] = strip_comments(text), n["files"] + 1
+                for rule, check in (("self-contained", self_contained), ("masks", masks),
+                                    ("comments", comments), ("ptx", ptx)):
+                    if rule in rules:
+                        n[rule] = n.get(rule, 0) + (check(path, text, code, opts, report) or 0)
                 if "kernels" in rules and day and len(srcs) == 1:
-                    blocks += readme_kernels(day, text, opts, report)
+                    n["kernels"] += readme_kernels(day, text, opts, report)
     if skipped and not report.faults:
         print(f"SKIPPED: sources: no nvcc ({opts.nvcc}) for the {', '.join(skipped)} rule(s); "
-              f"{', '.join(rules) or 'no other rule'} checked, {files} file(s)")
+              f"{', '.join(rules) or 'no other rule'} checked, {n['files']} file(s)")
         return 77
-    return report.finish(f"{files} file(s): {', '.join(rules)}; {calls} warp mask(s) named; "
-                         f"{claims} PTX claim(s) hold; "
-                         f"{blocks} README kernel block(s) compiled alone for sm_75"
-                         f"{' and ran' if opts.run else ''}; {pasted} README block(s) build pasted "
-                         "in order")
+    return report.finish(f"{n['files']} file(s): {', '.join(rules)}; {n['masks']} warp mask(s) "
+                         f"named; {n['ptx']} PTX claim(s) hold; {n['kernels']} README kernel "
+                         f"block(s) compiled alone for sm_75{' and ran' if opts.run else ''}; "
+                         f"{n['paste']} README block(s) build pasted in order")

@@ -87,9 +87,8 @@ def tables(lines, first=0):
     return out
 
 def failed(path, code):
-    """True when the transcript at PATH records a failed run: exit code CODE non-zero, unless it is
-    a race-demo run (its sanitizer must flag the exhibit) or a note beside it (MODE.note.md)
-    explains it."""
+    """True when the transcript at PATH records a failed run: exit code CODE non-zero, unless a
+    race-demo run (its sanitizer must flag the exhibit) or a note beside it (MODE.note.md) says."""
     return bool(code) and "race-demo" not in os.path.basename(path) and \
         not os.path.exists(path[:-len(".txt")] + ".note.md")
 
