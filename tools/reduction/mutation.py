@@ -55,7 +55,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 TIME_LIMIT = 300  # seconds a run may take before it counts as killed (a hang)
 
-
 def parse_mutants(path):
     """({"default": words or None, "self-test": words or None}, [mutant dicts]) of one .mutants
     file: the runs' argument overrides (`default-args:`, `self-test-args:`) and the mutants."""
@@ -77,7 +76,6 @@ def parse_mutants(path):
                     "replace": m.group(3).rstrip("\n") + "\n" if m.group(3).strip() else ""})
     return args, out
 
-
 def build(commands, cwd):
     """Runs each build command in cwd (the repository read); '' when all succeed, else the failed
     one's error lines."""
@@ -86,7 +84,6 @@ def build(commands, cwd):
         if p.returncode:
             return " | ".join(l for l in (p.stdout + p.stderr).splitlines() if "error" in l)[:300]
     return ""
-
 
 def run(exe, args):
     t0 = time.time()
@@ -97,7 +94,6 @@ def run(exe, args):
     lines = (p.stdout + p.stderr).strip().splitlines()
     first_fail = next((l for l in lines if "CHECK FAILED" in l or "error" in l.lower()), "")
     return p.returncode, first_fail or (lines[-1] if lines else ""), time.time() - t0
-
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
@@ -129,7 +125,6 @@ def main(argv):
         return mutate(a, root, files, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)  # the mutated copies and their builds
-
 
 def mutate(a, root, files, work):
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -275,7 +270,6 @@ def mutate(a, root, files, work):
     say(f"RESULT: {'PASS' if rc == 0 else 'FAIL'} ({len(files)} days, {n} mutants, "
         f"{n - total['bad']} as expected: {total['killed']} killed, {total['survived']} survived)")
     return rc
-
 
 def write_transcript(a, day, mutants, lines, rc, started, root):
     """DIR/DAY-YYYY-MM-DD-GPU.txt: the day's section; its `# source:` lines name this script, the

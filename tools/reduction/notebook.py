@@ -8,24 +8,23 @@ The notebook (for Colab or any Jupyter with a CUDA GPU) needs nothing beside it:
 fresh GPU runtime works with no edit. It checks the GPU and the toolkit; for every code/day*/
 directory it carries the day's .cu exactly as committed in a %%writefile cell and runs the day's
 README build block (`<!-- build-line -->`) with -arch for this GPU, and the extra runs its README
-names; for every README kernel block it carries the unit sources.py builds (the block with
-exactly what its Needs lines name, and a main that launches it as its `// Launch:` line says and
-checks it exactly, got/want) and compiles and runs it; it carries tools/reduction/record.py
-(written as record.py) and records the learner's run of day 25 as a transcript in the evidence
-format with record.write, the one writer of that format. The fixed cells' text is notebook.md
-beside this file. A clone of the repository is made only in the last cell, and only when the
-learner sets REPO_URL there. Every code cell stands alone after
-a kernel restart: bash cells find -arch themselves, the Python cell imports what it uses; they share
-only files (the folders are made by the first code cell). Outputs are empty in the committed file.
+names; for every README kernel block it carries the unit sources.py builds (the block with exactly
+what its Needs lines name, and a main that launches it as its `// Launch:` line says and checks it
+exactly, got/want) and compiles and runs it; it carries tools/reduction/record.py (as record.py)
+and records the learner's run of day 25 as a transcript with record.write, the one writer of the
+evidence format. The fixed cells' text is notebook.md beside this file. The last cell clones the
+repository, only when the learner sets REPO_URL there. Every code cell stands alone after a kernel
+restart: bash cells find -arch themselves, the Python cell imports what it uses; they share only
+files (the first code cell makes the folders). Outputs are empty in the committed file.
 
---check: the notebook is valid nbformat-4 JSON with no outputs, and every cell equals what the
-READMEs and files give now (a drifted build line, source or kernel cell fails, named).
+The cells are nbformat's (PyPI `nbformat`), validated and written by it. --check: the notebook
+reads as nbformat 4 with no outputs, and every cell equals what the READMEs and files give now (a
+drifted build line, source or kernel cell fails, named). Both exit 77 (`SKIPPED:`) without it.
 
 --execute DIR: copies the notebook (NB, default the committed one) ALONE into an empty temporary
 directory, runs it there with nbclient (a kernel on this Python, S seconds a cell, default 900),
-and writes DIR/reduction-module-DATE-GPU.ipynb (the executed copy, outputs kept) and beside it
-DIR/reduction-module-DATE-GPU.txt, a transcript (record.write: date, GPU, driver, CUDA, build,
-the notebook's sha256 and fingerprint, command, exit code) whose body is one line a cell and the
+and writes DIR/reduction-module.ipynb (the executed copy, outputs kept) and beside it
+DIR/reduction-module.txt, a transcript (record.write) whose body is one line a cell and the
 RESULT line. Exit 0 when every cell ran without error, 1 when one failed, 77 when nbclient or
 ipykernel is missing, or with --gpu where no GPU is present (with the reason), 2 on bad usage.
 """
@@ -33,6 +32,7 @@ import argparse
 import datetime
 import glob
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -44,7 +44,6 @@ import time
 from . import readme, record, sources, transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 NOTEBOOK = os.path.join("notebooks", "reduction-module.ipynb")
 EXTRA_RUNS = {"day25-reduction-2": ["./reduction_2 --sweep", "./reduction_2 --in-flight"]}
 ARCH = ("ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | "
@@ -55,14 +54,10 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notebook.md"
     TEXT = dict(re.findall(r"^<!-- cell: (\w+) -->\n(.*?)\n(?=<!-- cell: |\Z)", f.read(),
                            re.S | re.M))
 
-
 def cell(kind, text, meta):
-    c = {"cell_type": kind, "metadata": {"reduction": meta} if meta else {},
-         "source": text.splitlines(keepends=True)}
-    if kind == "code":
-        c.update(execution_count=None, outputs=[])
-    return c
-
+    from nbformat import v4
+    new = v4.new_code_cell if kind == "code" else v4.new_markdown_cell
+    return new(text, metadata={"reduction": meta} if meta else {})
 
 def carried(root, rel, target=None):
     """A %%writefile cell holding ROOT/REL exactly, written to TARGET (default REL; IPython writes
@@ -70,7 +65,6 @@ def carried(root, rel, target=None):
     with open(os.path.join(root, rel), encoding="utf-8") as f:
         text = f.read()
     return cell("code", f"%%writefile {target or rel}\n{text}", {"kind": "file", "path": rel})
-
 
 def cells(root):
     day_dirs = sorted(d for d in glob.glob(os.path.join(root, "code", "day*")) if os.path.isdir(d))
@@ -133,50 +127,46 @@ def cells(root):
                         {"kind": "capture", "day": day}))
     out += [cell("markdown", TEXT["clone_md"], None),
             cell("code", TEXT["clone"], {"kind": "clone"})]
-    code = ["".join(c["source"]) for c in out if c["cell_type"] == "code"]
+    code = [c.source for c in out if c.cell_type == "code"]
     made = set(folders) | {m for t in code for m in re.findall(r"^%%writefile (\S+)", t, re.M)}
     for exe in {m for t in code for m in re.findall(r"-o (\S+)", t)}:
         if any(p == exe or p.startswith(exe + "/") for p in made):  # ld: "Is a directory"
             sys.exit(f"notebook: the build output {exe} is also a file or folder a cell writes")
     return out
 
-
 def notebook(root):
-    out = cells(root)
-    for k, c in enumerate(out):  # nbformat 4.5: every cell has an id
-        c["id"] = f"cell-{k:02d}"
-    return {"cells": out, "metadata": {
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=cells(root), metadata={
         "accelerator": "GPU", "colab": {"provenance": []},
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
-
+        "language_info": {"name": "python"}})
+    for k, c in enumerate(nb.cells):  # ids that stay put (nbformat would draw random ones)
+        c.id = f"cell-{k:02d}"
+    nbformat.validate(nb)
+    return nb
 
 def check(root, path, want):
+    import nbformat
     report = transcript.Report("notebook")
     try:
-        have = json.load(open(path, encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        have = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    except (OSError, ValueError) as e:  # nbformat's NotJSONError is a ValueError
         have = {"cells": []}
         report.error(path, 1, f"not a readable notebook: {e}")
-    if {k: v for k, v in have.items() if k != "cells"} != {k: v for k, v in want.items()
-                                                           if k != "cells"}:
+    if dict(have, cells=None) != dict(want, cells=None):
         report.error(path, 1, "its nbformat version or metadata differ: run tools/notebook.py")
-    got, exp = have.get("cells", []), want["cells"]
-    for k in range(max(len(got), len(exp))):
-        if (got[k] if k < len(got) else None) != (exp[k] if k < len(exp) else None):
-            what = describe(exp[k] if k < len(exp) else got[k]) or "text"
-            report.error(path, 1, f"cell {k} ({what}) differs from what the READMEs and files "
-                         "give now (its source, or outputs left in it): run tools/notebook.py")
-    files = sum(1 for c in exp if c["metadata"].get("reduction", {}).get("kind") == "file")
-    return report.finish(f"{len(exp)} cells, outputs cleared, every build line, carried file "
+    for k, (got, exp) in enumerate(itertools.zip_longest(have.get("cells", []), want.cells)):
+        if got != exp:
+            report.error(path, 1, f"cell {k} ({describe(exp or got) or 'text'}) differs from what "
+                         "the READMEs and files give now (its source, or outputs left in it): run "
+                         "tools/notebook.py")
+    files = sum(1 for c in want.cells if describe(c).startswith("file "))
+    return report.finish(f"{len(want.cells)} cells, outputs cleared, every build line, carried file "
                          f"({files}) and kernel cell equal to what the READMEs and files give")
-
 
 def describe(c):
     m = c.get("metadata", {}).get("reduction", {})
-    return " ".join(x for x in (m.get("kind"), m.get("day"), m.get("snippet"), m.get("path"))
-                    if x)
-
+    return " ".join(filter(None, (m.get(k) for k in ("kind", "day", "snippet", "path"))))
 
 def execute(root, nb_path, out_dir, timeout):
     """Runs NB_PATH alone in an empty directory; writes the executed copy and its transcript."""
@@ -188,14 +178,11 @@ def execute(root, nb_path, out_dir, timeout):
         print(f"SKIPPED: notebook --execute: {e.name} is not installed here (python3 -m pip "
               "install -r tools/requirements.txt)")
         return 77
-
-    work = tempfile.mkdtemp(prefix="notebook-execute-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="notebook-execute-") as work:
         run_dir, jupyter = os.path.join(work, "run"), os.path.join(work, "jupyter")
-        os.makedirs(run_dir)
-        shutil.copy(nb_path, run_dir)  # the notebook alone: no checkout beside it
         spec = os.path.join(jupyter, "kernels", "python3")
-        os.makedirs(spec)
+        os.makedirs(run_dir), os.makedirs(spec)
+        shutil.copy(nb_path, run_dir)  # the notebook alone: no checkout beside it
         with open(os.path.join(spec, "kernel.json"), "w", encoding="utf-8") as f:
             json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f",
                                 "{connection_file}"], "display_name": "Python 3",
@@ -205,13 +192,10 @@ def execute(root, nb_path, out_dir, timeout):
         os.environ.setdefault("JUPYTER_RUNTIME_DIR", os.path.join(work, "runtime"))
         os.environ.setdefault("IPYTHONDIR", os.path.join(work, "ipython"))
         nb = nbformat.read(os.path.join(run_dir, os.path.basename(nb_path)), as_version=4)
-        started = datetime.datetime.now(datetime.timezone.utc)
-        t0 = time.monotonic()
+        started, t0 = datetime.datetime.now(datetime.timezone.utc), time.monotonic()
         nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                                 resources={"metadata": {"path": run_dir}}).execute()
         seconds = time.monotonic() - t0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     log, failed, passes = [], 0, 0
     for k, c in enumerate(nb.cells):
         if c.cell_type != "code":
@@ -248,7 +232,6 @@ def execute(root, nb_path, out_dir, timeout):
     print(f"notebook: wrote {path} and {os.path.basename(path[:-4])}.ipynb")
     return 1 if failed else 0
 
-
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -271,13 +254,16 @@ def main(argv):
                   "lists no GPU); this test runs on a GPU runner")
             return 77
         return execute(a.root, os.path.abspath(nb), os.path.abspath(a.execute), a.timeout)
+    try:
+        import nbformat
+    except ImportError:
+        print("SKIPPED: notebook: nbformat is not installed here (python3 -m pip install -r "
+              "tools/requirements.txt)")
+        return 77
     want = notebook(a.root)
     if a.check:
         return check(a.root, path, want)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(want, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"notebook: wrote {os.path.relpath(path, a.root)} ({len(want['cells'])} cells)")
+    nbformat.write(want, path)
+    print(f"notebook: wrote {os.path.relpath(path, a.root)} ({len(want.cells)} cells)")
     return 0
-

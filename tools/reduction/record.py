@@ -1,20 +1,17 @@
 """Writing a transcript: the one writer of the evidence format, and the fingerprint it records.
+Python's standard library only: the notebook carries this file verbatim, nothing else of the package.
 
-Python's standard library only: the notebook carries this file verbatim and nothing else of the
-package. write() puts a header of `# key: value` lines (date UTC, gpu, driver, cuda, build, one
-`# source: PATH sha256=HEX fingerprint=HEX` line a source, command, exit code, `# output:
-sha256=HEX`, the seal of the body), one `#` line, then the body verbatim (transcript.py reads it).
-
-fingerprint(path) is the sha256 of a C++/CUDA source file with every comment (`// ...` to the end
-of the line, `/* ... */`) and every whitespace character removed, outside string and character
-literals (kept byte for byte): editing a comment, re-wrapping or re-indenting leaves a transcript
-current; changing any token of code (a name, a number, a string the program prints) makes it stale.
+write() puts a header of `# key: value` lines (date UTC, gpu, driver, cuda, build, one `# source:
+PATH sha256=HEX fingerprint=HEX` line a source, command, exit code, `# output: sha256=HEX`, the
+seal of the body), one `#` line, then the body verbatim (transcript.py reads it). fingerprint(path)
+is the sha256 of a C++/CUDA source with every comment and whitespace character removed outside
+string and character literals (kept byte for byte): editing a comment, re-wrapping or re-indenting
+leaves a transcript current; changing any token of code (a name, a number, a string) makes it stale.
 """
 import hashlib
 import os
 import re
 import subprocess
-
 
 def segments(text):
     """C++ TEXT as (kind, text) pieces, kind `comment`, `literal` (a string or character literal;
@@ -36,14 +33,12 @@ def segments(text):
         yield kind, text[i:j]
         i = j
 
-
 def fingerprint(path):
     """The hex sha256 of the code tokens of the file at PATH (see above); OSError if unreadable."""
     with open(path, encoding="utf-8") as f:
         kept = "".join(t if k == "literal" else re.sub(r"\s+", "", t) if k == "code" else ""
                        for k, t in segments(f.read()))
     return hashlib.sha256(kept.encode()).hexdigest()
-
 
 def query(cmd):
     """CMD's stdout, stripped; '' when it cannot run or takes over 60 s."""
@@ -52,11 +47,9 @@ def query(cmd):
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
-
 def gpu_present():
     """True when nvidia-smi lists a GPU (the same test as tools/gpu_test.sh's)."""
     return any(l.startswith("GPU ") for l in query(["nvidia-smi", "-L"]).splitlines())
-
 
 def gpu_facts():
     """(GPU name, driver version, nvcc's last --version line); `unknown...` where not found."""
@@ -67,32 +60,21 @@ def gpu_facts():
     cuda = query(["nvcc", "--version"]).splitlines()
     return name, driver, cuda[-1] if cuda else "unknown"
 
-
-def gpu_slug(name):
-    """The GPU NAME as a file-name word: `NVIDIA H200` -> `h200`."""
-    s = re.sub(r"[^a-z0-9]+", "-", name.lower().replace("nvidia", "").replace("geforce", ""))
-    return s.strip("-") or "unknown-gpu"
-
-
 def write(out_dir, mode, started, build, sources, command, code, body, root="."):
-    """Writes OUT_DIR/MODE-YYYY-MM-DD-GPU.txt (a later one that day: MODE-YYYY-MM-DDTHHMMSS-GPU.txt,
-    never overwritten) and returns its path. STARTED: a UTC datetime; BUILD, COMMAND: the lines
+    """Writes OUT_DIR/MODE.txt, replacing the one there (the evidence is the current record; git
+    keeps the earlier ones), and returns its path. STARTED: a UTC datetime; BUILD, COMMAND: the lines
     shown; SOURCES: paths under ROOT, named relative to it; CODE: the exit code; BODY: the
     output. OSError when a source cannot be read or OUT_DIR written."""
     name, driver, cuda = gpu_facts()
     header = [f"# date: {started:%Y-%m-%d %H:%M:%S} UTC", f"# gpu: {name}", f"# driver: {driver}",
               f"# cuda: {cuda}", f"# build: {build}"]
-    for s in sources:
-        path = os.path.join(root, s)
+    for path in (os.path.join(root, s) for s in sources):
         with open(path, "rb") as f:
-            sha = hashlib.sha256(f.read()).hexdigest()
-        header.append(f"# source: {os.path.relpath(path, root)} sha256={sha} "
-                      f"fingerprint={fingerprint(path)}")
+            header.append(f"# source: {os.path.relpath(path, root)} sha256="
+                          f"{hashlib.sha256(f.read()).hexdigest()} fingerprint={fingerprint(path)}")
     seal = hashlib.sha256(body.encode("utf-8")).hexdigest()
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%d}-{gpu_slug(name)}.txt")
-    if os.path.exists(path):
-        path = os.path.join(out_dir, f"{mode}-{started:%Y-%m-%dT%H%M%S}-{gpu_slug(name)}.txt")
+    path = os.path.join(out_dir, f"{mode}.txt")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(header + [f"# command: {command}", f"# exit code: {code}",
                                     f"# output: sha256={seal}", "#"]) + "\n" + body)

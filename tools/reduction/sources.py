@@ -1,47 +1,42 @@
 """A day's source keeps the module's rules: read as text and compiled by nvcc (no GPU needed).
 
 Usage: tools/sources.py [--nvcc NVCC] [--rules R,R] [--run] ROOT|DAY_DIR|FILE.cu ...
-       ROOT: every code/day*/; DAY_DIR: its .cu (and its README for `kernels`); FILE.cu: that file.
+  ROOT: every code/day*/; DAY_DIR: its .cu, README and runs.txt; FILE.cu: that file. The rules:
 
-self-contained  Only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
-                <stdio.h> are faults), its own `#define CUDA_CHECK(` and a definition of
-                `timeKernel` (CUDA-CODE-STYLE.md sections 1, 3, 5).
-ptx             A kernel claims what its machine code holds with a line in the comment block
-                directly above it (above its `template <...>` line, if any), e.g. `// ptx: v4-loads
-                shfl`. Tokens: v4-loads (ld.global...v4 of 32-bit words), shfl (shfl.sync), atom
-                (atom.* or red.*). The file is compiled once, `nvcc -std=c++17 -O3 -arch=sm_90
-                -ptx`; each claim must hold in every `.entry` of that kernel (each template
-                instance, with the `.func` bodies it calls). `volatile` appears only between
-                `// race exhibit: WHY` and `// end race exhibit` (paired, none nested, and the file
-                mentions --race-demo), and a kernel whose PTX has ld/st.volatile.shared must be
-                inside one (CUDA-CODE-STYLE.md section 8).
-masks           The mask of every warp-synchronous call (__shfl*_sync, __reduce_*_sync, __ballot_sync,
-                __any_sync, __all_sync, __uni_sync, __match_*_sync, __syncwarp given a mask) is a
-                name bound to the full warp, `constexpr unsigned int NAME = 0xffffffffu;` in the
-                file, or a variable that __ballot_sync or __activemask set in the same function (or
-                such a call itself). A literal, a partial constant or any other value is a fault:
-                no sanitizer sees a mask that names fewer lanes than run the call
-                (CUDA-CODE-STYLE.md section 8).
-kernels         Every README kernel block compiles alone with what its comments' `// Needs: a, b,
-                <header>` lines name (continued on `//` lines indented 2+ more), and each Needs line
-                names all that its names need in turn (a helper's own Needs line, the names a
-                constant uses): a learner copies exactly what the line says. Each kernel's comment
-                has one `// Launch:` line, a launch in LAUNCH_FORM (below) in the names of the
-                check's main: the unit is the headers and the day's definitions of what the Needs
-                lines name, the block verbatim, and a main written from the Launch line that
-                launches the kernel twice on an exact input and compares what it leaves with the
-                exact answer (got/want; exit 1 on a mismatch). `nvcc -std=c++17 -O3 -arch=sm_75`;
-                with --run (a GPU; exit 77 where none) each unit runs too. tools/notebook.py puts
-                the same units in the notebook.
+self-contained: only C++17 standard and CUDA-toolkit headers (`#include "..."` and C names such as
+  <stdio.h> are faults), its own `#define CUDA_CHECK(` and a definition of `timeKernel`
+  (CUDA-CODE-STYLE.md sections 1, 3, 5).
+masks: the mask of every warp-synchronous call (__shfl*_sync, __reduce_*_sync, __ballot_sync,
+  __any/__all/__uni_sync, __match_*_sync, __syncwarp given one) is a name bound to the full warp,
+  `constexpr unsigned int NAME = 0xffffffffu;`, or a value __ballot_sync or __activemask computed
+  in the same function: no sanitizer sees a mask naming fewer lanes than run the call (section 8).
+comments: the header (the comment lines before the code) at most 20 lines; a kernel's comment at
+  most 8 besides its Launch, Needs and ptx lines and snippet markers; a day's runs.txt at most 3
+  comment lines (DESIGN.md section 2).
+ptx: a `// ptx: TOKENS` line in the comment directly above a kernel (above its template line)
+  claims what its machine code holds: v4-loads (ld.global...v4 of 32-bit words), shfl (shfl.sync),
+  atom (atom.* or red.*), in every .entry of the kernel (each template instance, with the .func
+  bodies it calls) of `nvcc -std=c++17 -O3 -arch=sm_90 -ptx`. `volatile` appears only between
+  `// race exhibit: WHY` and `// end race exhibit` (paired, not nested, the file mentions
+  --race-demo), and a kernel whose PTX has ld/st.volatile.shared is inside one (section 8).
+kernels: every README kernel block compiles alone (sm_75) with what its `// Needs: a, b, <header>`
+  lines name (continued on `//` lines indented 2+ more), and each Needs line names all that its
+  names need in turn: a learner copies exactly what the line says. Each kernel's comment has one
+  `// Launch:` line (LAUNCH_FORM, below); the unit's main launches the kernel so, twice, on an
+  exact input and compares what it leaves with the exact answer (got/want; exit 1 on a mismatch).
+  With --run (a GPU; exit 77 where none) each unit runs too. tools/notebook.py carries the units.
+paste: a day README's ```cuda, ```cpp and ```c++ blocks, in order after the standard headers
+  (PRELUDE), compile as one file: `nvcc -std=c++17 -arch=sm_75 -x cu -c`, with no output.
 
-Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the
-self-contained and masks rules, which need none, are still checked and their faults still fail).
+Exit 0; 1 on faults (one `FILE:LINE: error:` line each); 77 when nvcc is missing (the rules that
+need none are still checked, and their faults still fail).
 """
 import argparse
 import glob
 import os
 import re
 import shutil
+import string
 import subprocess
 import tempfile
 
@@ -49,15 +44,13 @@ from . import record, transcript
 from .readme import quoted as readme_quotes
 from .transcript import Report
 
-RULES = ("self-contained", "masks", "ptx", "kernels")
+RULES = ("self-contained", "masks", "comments", "ptx", "kernels", "paste")
 KERNEL = re.compile(r"\b__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\)|\w+)\s+)*?void\s+"
                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
-
 
 def line_of(text, offset):
     """The 1-based line of TEXT that character OFFSET is on."""
     return text.count("\n", 0, offset) + 1
-
 
 def strip_comments(text, blank_strings=True):
     """TEXT with comments (and, if BLANK_STRINGS, the insides of literals) blanked: every offset
@@ -66,11 +59,9 @@ def strip_comments(text, blank_strings=True):
                    t[0] + " " * (len(t) - 2) + t[-1] if k == "literal" and blank_strings and
                    len(t) > 1 else t for k, t in record.segments(text))
 
-
 def day_sources(day_dir):
     """The .cu files of DAY_DIR, sorted."""
     return sorted(glob.glob(os.path.join(day_dir, "*.cu")))
-
 
 def day_dirs_of(arg):
     """Day directories named by ARG: every code/day*/ of a repository root, or ARG itself."""
@@ -78,7 +69,6 @@ def day_dirs_of(arg):
     if os.path.isdir(os.path.join(arg, "code")) and not os.path.basename(arg).startswith("day"):
         return sorted(d for d in glob.glob(os.path.join(arg, "code", "day*")) if os.path.isdir(d))
     return [arg]
-
 
 def kernels_in(code):
     """[(match, line, first line of its declaration: its template line)] of CODE's kernels."""
@@ -90,23 +80,12 @@ def kernels_in(code):
         out.append((m, line, first))
     return out
 
-
 def comment_above(lines, first):
     """(index, text) of the // lines directly above 1-based line FIRST, top to bottom."""
     j = first - 1
     while j > 0 and lines[j - 1].lstrip().startswith("//"):
         j -= 1
     return list(enumerate(lines[j:first - 1], j))
-
-
-def nvcc(opts, args, path, report):
-    """Runs nvcc on PATH; its failure is a fault at PATH:1. True when it succeeded."""
-    p = subprocess.run([opts.nvcc, "-std=c++17", "-O3"] + args + [path], capture_output=True,
-                       text=True)
-    if p.returncode:
-        report.error(path, 1, f"`nvcc {' '.join(args)}` failed:\n" + (p.stdout + p.stderr).strip())
-    return p.returncode == 0
-
 
 # --- self-contained ----------------------------------------------------------------------------
 STD_HEADERS = set("""
@@ -128,7 +107,6 @@ CUDA_DIRS = ("cuda/", "cub/", "thrust/", "nv/", "cooperative_groups/", "nvtx3/")
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]*)[>"]', re.M)
 NOT_A_TYPE = {"return", "else", "do", "case", "throw", "co_return", "sizeof", "decltype"}
 
-
 def defines_time_kernel(code):
     """True when CODE (comments blanked) defines timeKernel: a lambda bound to the name, or the
     name after a type (not after `return`, `=`, `(`...) whose `(...)` is followed by its body."""
@@ -143,8 +121,7 @@ def defines_time_kernel(code):
             return True
     return False
 
-
-def self_contained(path, text, code, report):
+def self_contained(path, text, code, opts, report):
     for m in INCLUDE.finditer(strip_comments(text, blank_strings=False)):
         line, name = line_of(code, m.start()), m.group(2).strip()
         if m.group(1) == '"':
@@ -164,7 +141,6 @@ def self_contained(path, text, code, report):
         report.error(path, line_of(code, use.start()) if use else 1, f"{what}: each day "
                      "defines its own timeKernel function (CUDA-CODE-STYLE.md section 5)")
 
-
 # --- masks ---------------------------------------------------------------------------------------
 WARP_CALL = re.compile(r"\b(__shfl(?:_up|_down|_xor)?_sync|__reduce_(?:add|min|max|and|or|xor)_sync"
                        r"|__(?:ballot|any|all|uni)_sync|__match_(?:any|all)_sync|__syncwarp)\s*\(")
@@ -172,20 +148,17 @@ FULL_MASK = re.compile(r"\bconstexpr\s+(?:unsigned(?:\s+int)?|(?:std::)?uint32_t
                        r"0[xX][fF]{8}[uU]?\s*;")
 COMPUTED = r"(?:__ballot_sync|__activemask)\s*\("
 
-
-def masks(path, text, code, report):
+def masks(path, text, code, opts, report):
     """Faults for each warp-synchronous call whose mask is neither a full-warp constant nor a value
     __ballot_sync/__activemask computed in the same (top-level) function. Returns the calls seen."""
-    full = set(FULL_MASK.findall(code))
-    items = [(a, b) for a, b, _ in top_level_items(text)]
-    calls = 0
+    full, items, calls = set(FULL_MASK.findall(code)), top_level_items(text), 0
     for m in WARP_CALL.finditer(code):
         depth, j = 1, m.end()
         while depth and j < len(code) and not (depth == 1 and code[j] == ","):
             depth += (code[j] == "(") - (code[j] == ")")
             j += 1
         arg, calls = " ".join(code[m.end():j - (depth == 0)].split()), calls + 1
-        body = next((code[a:m.start()] for a, b in items if a <= m.start() < b), "")
+        body = next((code[a:m.start()] for a, b, _ in items if a <= m.start() < b), "")
         if (m.group(1) == "__syncwarp" and not arg) or arg in full or re.match(COMPUTED, arg) or (
                 re.fullmatch(r"\w+", arg) and re.search(rf"\b{arg}\s*=\s*{COMPUTED}", body)):
             continue
@@ -196,6 +169,37 @@ def masks(path, text, code, report):
                      "(CUDA-CODE-STYLE.md section 8)")
     return calls
 
+# --- comments ----------------------------------------------------------------------------------
+HEADER_LINES, KERNEL_LINES, RUNS_LINES = 20, 8, 3
+TAGS = re.compile(r"^\s*//\s*(?:Launch:|Needs:|ptx:|snippet:|end snippet)")
+
+def comments(path, text, code, opts, report):
+    """The header (comment lines before the code) at most HEADER_LINES; a kernel's comment at
+    most KERNEL_LINES but snippet markers and its Launch, Needs, ptx lines and continuations."""
+    lines = text.splitlines()
+    first = next((i for i, l in enumerate(code.splitlines()) if l.strip()), len(lines))
+    header = sum(1 for l in lines[:first] if l.strip())
+    if header > HEADER_LINES:
+        report.error(path, 1, f"the header is {header} comment lines, over {HEADER_LINES}: it "
+                     "says the rows, the one change between neighbours, the exactness discipline "
+                     "and the build line; the rest is the README's (DESIGN.md section 2)")
+    for m, line, first in kernels_in(code):
+        block, tagged_, kept = comment_above(lines, first), False, 0
+        for _, c in block:
+            tagged_ = bool(TAGS.match(c)) or (tagged_ and re.match(r"^\s*//\s{2,}\S", c))
+            kept += not tagged_
+        if kept > KERNEL_LINES:
+            report.error(path, block[0][0] + 1, f"kernel {m.group(1)}'s comment is {kept} lines "
+                         f"besides its Launch, Needs and ptx lines, over {KERNEL_LINES}: say its "
+                         "launch assumptions; the why is the README's")
+
+def runs_comments(day_dir, report):
+    path = os.path.join(day_dir, "runs.txt")
+    lines = transcript.read_lines(path) if os.path.exists(path) else []
+    hashes = [i for i, l in enumerate(lines, 1) if l.lstrip().startswith("#")]
+    if len(hashes) > RUNS_LINES:
+        report.error(path, hashes[0], f"{len(hashes)} comment lines, over {RUNS_LINES}: what the "
+                     "sanitizer runs cover belongs in the test program's header")
 
 # --- ptx -----------------------------------------------------------------------------------------
 TOKENS = {"v4-loads": re.compile(r"\bld\.global(?:\.[\w:]+)*\.v4\.(?:f32|b32|u32|s32)\b"),
@@ -203,26 +207,23 @@ TOKENS = {"v4-loads": re.compile(r"\bld\.global(?:\.[\w:]+)*\.v4\.(?:f32|b32|u32
 VOLATILE_SHARED = re.compile(r"\b(?:ld|st)\.volatile\.shared\b")
 CLAIM = re.compile(r"^\s*//\s*ptx:(.*)$")
 
-
 def exhibits(path, lines, report):
     """[(open line, close line)] of the race-exhibit regions; faults for unpaired markers."""
     regions, at = [], None
     for i, line in enumerate(lines, 1):
-        if re.match(r"^\s*//\s*race exhibit:", line):
-            if at:
-                report.error(path, i, f"`// race exhibit:` while the exhibit opened at line {at} "
-                             "is still open (close it with `// end race exhibit`)")
-            at = at or i
+        if re.match(r"^\s*//\s*race exhibit:", line) and at:
+            report.error(path, i, f"`// race exhibit:` while the exhibit opened at line {at} is "
+                         "still open (close it with `// end race exhibit`)")
+        elif re.match(r"^\s*//\s*race exhibit:", line):
+            at = i
         elif re.match(r"^\s*//\s*end race exhibit\b", line):
             if not at:
                 report.error(path, i, "`// end race exhibit` with no open `// race exhibit:`")
-            regions += [(at, i)] if at else []
-            at = None
+            regions, at = regions + [(at, i)] * bool(at), None
     if at:
         report.error(path, at, "`// race exhibit:` is never closed by `// end race exhibit`")
         regions.append((at, len(lines)))
     return regions
-
 
 def ptx_bodies(ptx):
     """{.entry name: its body and the bodies of the .func it calls}, names demangled (binutils'
@@ -253,7 +254,6 @@ def ptx_bodies(ptx):
         out.setdefault(name, []).append((entry, body))
     return out
 
-
 def ptx(path, text, code, opts, report):
     lines = text.splitlines()
     regions = exhibits(path, lines, report)
@@ -273,11 +273,10 @@ def ptx(path, text, code, opts, report):
         for i, c in comment_above(lines, first):
             if cm := CLAIM.match(c):
                 claimed.add(i + 1)
-                if not cm.group(1).split():
-                    report.error(path, i + 1, f"`// ptx:` with no token (known: {known})")
-                for t in cm.group(1).split():
+                for t in cm.group(1).split() or [""]:
                     if t not in TOKENS:
-                        report.error(path, i + 1, f"unknown ptx claim `{t}` (known: {known})")
+                        report.error(path, i + 1, f"unknown ptx claim `{t}` (known: {known})" if
+                                     t else f"`// ptx:` with no token (known: {known})")
                 at, have = claims.get(m.group(1), (i + 1, []))
                 claims[m.group(1)] = (at, have + [t for t in cm.group(1).split() if t in TOKENS])
     for i, c in enumerate(lines, 1):
@@ -291,7 +290,10 @@ def ptx(path, text, code, opts, report):
     if not kernels:
         return 0
     with tempfile.TemporaryDirectory(prefix="check-ptx-") as tmp:
-        if not nvcc(opts, ["-arch=sm_90", "-ptx", "-o", f"{tmp}/out.ptx"], path, report):
+        p = subprocess.run([opts.nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-ptx", "-o",
+                            f"{tmp}/out.ptx", path], capture_output=True, text=True)
+        if p.returncode:
+            report.error(path, 1, f"`nvcc -arch=sm_90 -ptx` failed:\n{p.stdout}{p.stderr}".strip())
             return 0
         bodies = ptx_bodies(open(f"{tmp}/out.ptx", encoding="utf-8").read())
     checked = 0
@@ -313,14 +315,11 @@ def ptx(path, text, code, opts, report):
                              "__shfl_down_sync/__syncwarp")
     return checked
 
-
 # --- kernels: the unit a README kernel block compiles in alone ------------------------------------
 NEEDS = re.compile(r"^\s*//\s*Needs:(.*)$")
-TEMPLATE = re.compile(r"template\s*<([^<>]*(?:<[^<>]*>[^<>]*)*)>\s*$")
 DECORATION = re.compile(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)"
                         r"|alignas\s*\([^)]*\)")
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-
 
 def top_level_items(text):
     """[(start, end, names)] of the top-level items of TEXT: declarations, definitions, # lines."""
@@ -349,7 +348,6 @@ def top_level_items(text):
         i += 1
     return items
 
-
 def item_names(code):
     """The names (a tuple) that one top-level item defines."""
     if code.startswith("#"):
@@ -366,18 +364,13 @@ def item_names(code):
     return tuple(m.group(1) for part in split_top(code.rstrip(";")) if (m := re.search(
         r"(\w+)\s*(?:\[[^\]]*\]\s*)*$", part.split("=")[0].split("{")[0])))
 
-
-def split_top(s, sep=","):
-    """S split at SEP outside (), <>, [], {}."""
-    parts, depth, cur = [], 0, ""
+def split_top(s, nest="(<[{"):
+    """S split at the commas outside the brackets NEST."""
+    parts, depth, close = [""], 0, nest.translate(str.maketrans("(<[{", ")>]}"))
     for ch in s:
-        depth += (ch in "(<[{") - (ch in ")>]}")
-        if ch == sep and depth == 0:
-            parts, cur = parts + [cur], ""
-        else:
-            cur += ch
-    return parts + [cur]
-
+        depth += (ch in nest) - (ch in close)
+        parts[-1:] = [parts[-1], ""] if ch == "," and not depth else [parts[-1] + ch]
+    return parts
 
 def tagged(comment_lines, tag):
     """The texts of the `// TAG:` lines among COMMENT_LINES, each with its continuation lines
@@ -393,7 +386,6 @@ def tagged(comment_lines, tag):
         cont = bool(m or c)
     return out
 
-
 def needs_of(comment_lines):
     """The items of the `// Needs:` lines among COMMENT_LINES ([] for `nothing`), or None."""
     text = tagged(comment_lines, NEEDS)
@@ -401,32 +393,8 @@ def needs_of(comment_lines):
            if (t := re.match(r"\s*(<[^>]+>|\w+)", item))]
     return [x for x in out if x != "nothing"] if out else None
 
-
 # The launch contract: one `// Launch:` line in each README kernel's comment, in LAUNCH_FORM, read by
-# unit_main below (so by this check and by the notebook, tools/notebook.py). Its names:
-#   in        n input floats on the device, whole numbers 0..6: every sum below 2^24 is exact in
-#             any order, and a kernel that reads a wrong element gets a wrong sum (ones could not)
-#   n         the count, N unless `with n = ...` says otherwise
-#   want      the exact answer: the input's sum, added on the host (or `want = sum of EXPR for i < n`)
-#   partials  one float a block of the grid, NaN before each launch (an unwritten one fails)
-#   result    one float, 0 before each launch (atomics add into it)
-#   ticket    one unsigned int, 0 before the FIRST launch only: a kernel must leave it at 0
-#   out       n floats, NaN before each launch
-#   status    one status word (unsigned long long) a block of the grid, 0 before each launch (the
-#             one-pass scans' tiles publish there)
-#   keys      n uint32_t keys on the device (the sorts' input): the top 32 bits of i times
-#             0x9E3779B97F4A7C15 (a Weyl sequence: every digit varies); hostKeys: the same, on the host
-#   sorted    n uint32_t, 0xA5A5A5A5 before each launch (the sorts' output)
-#   any other name of a pointer parameter: one value of its type, 0 before each launch
-#   resident  (the grid) as many blocks as the GPU holds at once, from the occupancy calculator
-#   cooperative  launched with cudaLaunchCooperativeKernel (grid.sync() needs it)
-#   launch    the launch's number (each unit launches twice: the second shows what the first left)
-# What is checked, exactly: `check A == B, ...` when given; else *result == want if the kernel takes
-# result, else the partials added up == want, else out == in element by element; and *ticket == 0.
-# A check may call prefixErrors(out, host): the elements of out that differ from the exact
-# inclusive prefix sums of the input (the scans; every prefix of 0..6 at n = N is below 2^24); a
-# kernel that takes sorted is checked by sortErrors(sorted, hostKeys): the keys that differ from
-# hostKeys sorted on the host.
+# unit_main below (so by this check and by the notebook); unit.cuh's header says what each name is.
 LAUNCH = re.compile(r"^\s*//\s*Launch:(.*)$")
 LAUNCH_FORM = ("[cooperative ]KERNEL[<T, ...>]<<<GRID, BLOCK[, SHARED]>>>(ARG, ...)"
                "[; with NAME = EXPR, ...][; check A == B, ...]")
@@ -437,16 +405,15 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit.cuh"),
           encoding="utf-8") as f:
     HELPERS = dict(re.findall(r"^//@ (\w+)\n(.*?)\n(?=//@ |\Z)", f.read(), re.S | re.M))
 PREAMBLE = HELPERS.pop("preamble")  # the rest: {name: C++ of a helper a check may use}
+PARTS = {k[5:]: HELPERS.pop(k) for k in list(HELPERS) if k.startswith("part_")}  # main's
 
+def part(name, **fill):
+    """The lines of unit.cuh's `part_NAME`, its $NAMEs filled from FILL."""
+    return string.Template(PARTS[name]).substitute(fill).split("\n")
 
 def split_clause(s):
     """S split at commas outside (), [], {} (a clause may hold `i < n`, so <> do not nest here)."""
-    parts, depth, cur = [], 0, ""
-    for ch in s:
-        depth += (ch in "([{") - (ch in ")]}")
-        parts, cur = (parts + [cur.strip()], "") if ch == "," and not depth else (parts, cur + ch)
-    return [p for p in parts + [cur.strip()] if p]
-
+    return [p.strip() for p in split_top(s, "([{") if p.strip()]
 
 def parse_launch(text):
     """TEXT of a `// Launch:` line as a dict, or ValueError saying why it is not LAUNCH_FORM."""
@@ -467,7 +434,6 @@ def parse_launch(text):
             raise ValueError(f"has `{part}` after the call: a clause is `with ...` or `check ...`")
         out[word] += split_clause(body)
     return out
-
 
 def unit_main(name, params, text):
     """(helper names, C++ lines of `static void launchAndCheckNAME()`) for kernel NAME with PARAMS
@@ -533,31 +499,11 @@ def unit_main(name, params, text):
     body = [f"static void launchAndCheck{name[0].upper() + name[1:]}() {{",
             f"  size_t n = {n};", *scalars,
             "  double want = 0.0; // the exact answer, added on the host"]
-    if "host" in term or {"in", "out"} & set(L["args"]):
-        body += ["  std::vector<float> host(n); // the input: whole numbers 0..6, every sum exact",
-                 "  for (size_t i = 0; i < n; ++i) {", "    host[i] = float(i % 7);",
-                 f"    want += {term};", "  }"]
-    else:
-        body += ["  for (size_t i = 0; i < n; ++i) {", f"    want += {term};", "  }"]
-    if "in" in L["args"]:
-        body += ["  float *in = deviceArray<float>(n);",
-                 "  cudaCheck(cudaMemcpy(in, host.data(), n * sizeof(float), "
-                 "cudaMemcpyHostToDevice));"]
-    if "keys" in L["args"]:
-        body += ["  std::vector<uint32_t> hostKeys(n); // hashes of the index: every digit varies",
-                 "  for (size_t i = 0; i < n; ++i) {",
-                 "    hostKeys[i] = uint32_t((i * 0x9E3779B97F4A7C15ull) >> 32);",
-                 "  }", "  uint32_t *keys = deviceArray<uint32_t>(n);",
-                 "  cudaCheck(cudaMemcpy(keys, hostKeys.data(), n * sizeof(uint32_t), "
-                 "cudaMemcpyHostToDevice));"]
-    if L["grid"] == "resident":
-        body += ["  int perSm = 0, sms = 0; // resident: every block of the grid on the GPU at once",
-                 f"  cudaCheck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, {fn}, "
-                 f"{L['block']}, {L['shared'] or 0}));",
-                 "  cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));",
-                 "  const unsigned int grid = perSm * sms;"]
-    else:
-        body += [f"  const unsigned int grid = {L['grid']};"]
+    body += part("input" if "host" in term or {"in", "out"} & set(L["args"]) else "want",
+                 term=term)
+    body += part("in") * ("in" in L["args"]) + part("keys") * ("keys" in L["args"])
+    body += part("resident", fn=fn, block=L["block"], shared=L["shared"] or 0) if \
+        L["grid"] == "resident" else [f"  const unsigned int grid = {L['grid']};"]
     count = {"partials": "grid", "out": "n", "status": "grid", "sorted": "n"}
     body += [f"  {ty} *{b} = deviceArray<{ty}>({count.get(b, '1')});" for b, ty in bufs.items()]
     if "ticket" in bufs:
@@ -586,7 +532,6 @@ def unit_main(name, params, text):
     body += [f'    expect(launch, "{name}: {d}", {g}, {w});' for d, g, w in checks]
     return used, body + ["  }", "}"]
 
-
 def main_of(kernels):
     """The check's C++ for KERNELS [(used helpers, function lines, name)], after the block."""
     used = set().union(*(u for u, _, _ in kernels))
@@ -594,11 +539,7 @@ def main_of(kernels):
     for _, fn, _ in kernels:
         out += [""] + fn
     out += ["", "int main() {"] + [f"  launchAndCheck{k[0].upper() + k[1:]}();" for _, _, k in kernels]
-    out += ['  if (failed) {', '    std::printf("RESULT: FAIL (%d of %d checks failed)\\n", failed, '
-            'checks);', '    return 1;', '  }',
-            '  std::printf("RESULT: PASS (%d checks, all exact)\\n", checks);', "  return 0;", "}", ""]
-    return out
-
+    return out + part("end") + [""]
 
 def closure(needs, own, src, by_name, report, readme, line):
     """The source items that NEEDS pull in (helpers' own Needs lines, names constants use)."""
@@ -622,7 +563,6 @@ def closure(needs, own, src, by_name, report, readme, line):
                                                      if x in by_name and x not in it[2]]
     return sorted(chosen), list(dict.fromkeys(headers))
 
-
 def assemble(readme, name, lines, a, b, src, items, report):
     """The unit for one README block (lines A..B are its fences): None when it holds no kernel,
     False when a kernel's comment lacks a Needs or a Launch line (reported), else (unit lines,
@@ -635,10 +575,7 @@ def assemble(readme, name, lines, a, b, src, items, report):
     text = "\n".join(block) + "\n"
     code = strip_comments(text)
     own = {nm for _, _, names in top_level_items(text) for nm in names}
-    by_name = {}
-    for it in items:
-        for nm in it[2]:
-            by_name.setdefault(nm, []).append(it)
+    by_name = {nm: [it for it in items if nm in it[2]] for names in items for nm in names[2]}
     for k, line in enumerate(block):  # each Needs line names its whole closure
         end = k + 1
         while end < len(block) and re.match(r"^\s*//\s{2,}\S", block[end]):
@@ -689,13 +626,11 @@ def assemble(readme, name, lines, a, b, src, items, report):
     out += block + [""] + main_of(mains)
     return out, first_block_line, [m.group(1) for m, _, _ in kernels], needs, a + 1 + kernels[0][1]
 
-
 def readme_kernels(day_dir, src, opts, report):
     """Compiles (and with --run runs) each README kernel block's unit; returns how many."""
     readme = os.path.join(day_dir, "README.md")
-    if not os.path.isfile(readme):
-        return 0
-    lines, items, count = transcript.read_lines(readme), top_level_items(src), 0
+    lines = transcript.read_lines(readme) if os.path.isfile(readme) else []
+    items, count = top_level_items(src), 0
     for name, first, end in readme_quotes(lines):
         unit = assemble(readme, name, lines, first - 1, end, src, items, report)
         count += unit is not None
@@ -713,16 +648,12 @@ def readme_kernels(day_dir, src, opts, report):
         if p.returncode:
             report.error(readme, kline, f"{what} does not compile alone with what its Needs line "
                          f"names ({', '.join(needs) or 'nothing'}); generated file {shown}:")
-            for ln in (p.stdout + p.stderr).splitlines():
+            for ln in (l for l in (p.stdout + p.stderr).splitlines() if "error" in l):
                 e = re.match(r".*?x\.cu\((\d+)\): (.*)", ln)
                 r = int(e.group(1)) - first_block_line if e else -1
-                if "error" in ln:
-                    print(f"  {transcript.show(readme)}:{first + 1 + r}: nvcc: {e.group(2)}"
-                          if 0 <= r < end - first else f"  {ln}")
-            if not opts.keep_units:
-                shutil.rmtree(tmp, ignore_errors=True)
-            continue
-        if opts.run:
+                print(f"  {transcript.show(readme)}:{first + 1 + r}: nvcc: {e.group(2)}"
+                      if 0 <= r < end - first else f"  {ln}")
+        elif opts.run:
             try:
                 r = subprocess.run([exe], capture_output=True, text=True, timeout=600)
             except subprocess.TimeoutExpired:
@@ -730,14 +661,46 @@ def readme_kernels(day_dir, src, opts, report):
             if r.returncode:
                 report.error(readme, kline, f"{what}: its check exited {r.returncode} (generated "
                              f"file {shown}):\n" + (r.stdout + r.stderr).strip())
-                if not opts.keep_units:
-                    shutil.rmtree(tmp, ignore_errors=True)
-                continue
-            print(f"{transcript.show(readme)}:{kline}: {what}: {r.stdout.strip().splitlines()[-1]}")
+            else:
+                print(f"{transcript.show(readme)}:{kline}: {what}: "
+                      f"{r.stdout.strip().splitlines()[-1]}")
         if not opts.keep_units:
             shutil.rmtree(tmp, ignore_errors=True)
     return count
 
+# --- paste: the README's code blocks, pasted in order, build ------------------------------------
+PRELUDE = [f"#include <{h}>" for h in ("cstdio", "cstdlib", "cstdint", "cstddef", "cstring",
+                                       "cmath", "vector", "algorithm", "cuda_runtime.h")]
+
+def paste(day_dir, opts, report):
+    """The README's ```cuda, ```cpp and ```c++ blocks, in order after PRELUDE, compile for sm_75
+    with no output (a learner pastes them into one file); returns how many blocks."""
+    readme = os.path.join(day_dir, "README.md")
+    lines = transcript.read_lines(readme) if os.path.isfile(readme) else []
+    unit, where, fence, keep, blocks = list(PRELUDE), [0] * len(PRELUDE), None, False, 0
+    for i, line in enumerate(lines, 1):
+        m = re.match(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)", line)
+        if fence is None and m:
+            fence, keep = m.group(1), m.group(2) in ("cuda", "cpp", "c++")
+            blocks += keep
+        elif fence and re.fullmatch(re.escape(fence[0]) + f"{{{len(fence)},}}", line.strip()):
+            fence = None
+        elif fence and keep:
+            unit.append(line)
+            where.append(i)
+    p = subprocess.run([opts.nvcc, "-std=c++17", "-arch=sm_75", "-x", "cu", "-c", "-o",
+                        os.devnull, "-"], input="\n".join(unit) + "\n", capture_output=True,
+                       text=True) if blocks else None
+    out = (p.stdout + p.stderr).strip().splitlines() if p else []
+    if p and (p.returncode or out):
+        report.error(readme, 1, f"its {blocks} cuda/cpp/c++ block(s), pasted in order after the "
+                     "standard headers, do not build for sm_75 (`nvcc -std=c++17 -arch=sm_75 -x "
+                     "cu -c`): show what a block needs in an earlier block, or show less:")
+        for ln in [l for l in out if re.search(r"stdin\(\d+\): (error|warning)", l)][:6] or out[:6]:
+            e = re.match(r".*?stdin\((\d+)\): (.*)", ln)
+            at = where[int(e.group(1)) - 1] if e and int(e.group(1)) <= len(where) else 0
+            print(f"  {transcript.show(readme)}:{at}: nvcc: {e.group(2)}" if at else f"  {ln}")
+    return blocks
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, usage=argparse.SUPPRESS,
@@ -746,8 +709,10 @@ def main(argv):
     ap.add_argument("--rules", default=",".join(RULES), help="comma-separated, default all")
     ap.add_argument("--run", action="store_true", help="kernels: also run each unit (a GPU)")
     ap.add_argument("--keep-units", metavar="DIR", help="kernels: keep each generated unit in DIR")
-    ap.add_argument("paths", nargs="+")
+    ap.add_argument("paths", nargs="*")  # `*`, so that an unknown flag is named first
     opts = ap.parse_args(argv)
+    if not opts.paths:
+        ap.error("want ROOT, DAY_DIR or FILE.cu: what to check (--help says more)")
     rules = opts.rules.split(",")
     if set(rules) - set(RULES):
         ap.error(f"--rules: known rules are {', '.join(RULES)}")
@@ -758,9 +723,9 @@ def main(argv):
         print("SKIPPED: sources --run: no CUDA device on this machine (nvidia-smi lists no GPU); "
               "the kernel units run on a GPU runner")
         return 77
-    skipped = [r for r in rules if r in ("ptx", "kernels") and not shutil.which(opts.nvcc)]
+    skipped = [r for r in rules if r in ("ptx", "kernels", "paste") and not shutil.which(opts.nvcc)]
     rules = [r for r in rules if r not in skipped]
-    report, files, claims, blocks, calls = Report("sources"), 0, 0, 0, 0
+    report, n = Report("sources"), dict.fromkeys(("files", "masks", "ptx", "kernels", "paste"), 0)
     for a in opts.paths:  # (day directory or None, its .cu files)
         days = [(d, day_sources(d)) for d in day_dirs_of(a)] if \
             os.path.isdir(a) else [(None, [a])] if os.path.isfile(a) else []
@@ -769,23 +734,23 @@ def main(argv):
         elif "kernels" in rules and not os.path.isdir(a):
             report.error(a, 1, "the kernels rule reads a day's README: give its directory")
         for day, srcs in days:
+            if day and "comments" in rules:
+                runs_comments(day, report)
+            n["paste"] += paste(day, opts, report) if day and "paste" in rules else 0
             for path in srcs:
                 text = open(path, encoding="utf-8", errors="replace").read()
-                code, files = strip_comments(text), files + 1
-                if "self-contained" in rules:
-                    self_contained(path, text, code, report)
-                if "masks" in rules:
-                    calls += masks(path, text, code, report)
-                if "ptx" in rules:
-                    claims += ptx(path, text, code, opts, report)
+                code, n["files"] = strip_comments(text), n["files"] + 1
+                for rule, check in (("self-contained", self_contained), ("masks", masks),
+                                    ("comments", comments), ("ptx", ptx)):
+                    if rule in rules:
+                        n[rule] = n.get(rule, 0) + (check(path, text, code, opts, report) or 0)
                 if "kernels" in rules and day and len(srcs) == 1:
-                    blocks += readme_kernels(day, text, opts, report)
+                    n["kernels"] += readme_kernels(day, text, opts, report)
     if skipped and not report.faults:
         print(f"SKIPPED: sources: no nvcc ({opts.nvcc}) for the {', '.join(skipped)} rule(s); "
-              f"{', '.join(rules) or 'no other rule'} checked, {files} file(s)")
+              f"{', '.join(rules) or 'no other rule'} checked, {n['files']} file(s)")
         return 77
-    return report.finish(f"{files} file(s): {', '.join(rules)}; {calls} warp mask(s) named; "
-                         f"{claims} PTX claim(s) hold; "
-                         f"{blocks} README kernel block(s) compiled alone for sm_75"
-                         f"{' and ran' if opts.run else ''}")
-
+    return report.finish(f"{n['files']} file(s): {', '.join(rules)}; {n['masks']} warp mask(s) "
+                         f"named; {n['ptx']} PTX claim(s) hold; {n['kernels']} README kernel "
+                         f"block(s) compiled alone for sm_75{' and ran' if opts.run else ''}; "
+                         f"{n['paste']} README block(s) build pasted in order")
