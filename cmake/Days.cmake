@@ -14,15 +14,15 @@
 #                  contains `race-demo` must instead make racecheck REPORT a hazard (the exhibit)
 #   (no tier word) both tiers run the line as written: test <day>.gpu.MODE, labels quick and full
 #   --full-only    only the full tier runs it (label full): a run too long for the quick tier
-#   --quick-args   the full tier runs the line as written (<day>.gpu.MODE, label full; the capture's
-#                  run) and the quick tier runs <day>.gpu.MODE.quick (label quick): the same program,
-#                  tool and mode with each option of ARGS (one shell word) in place of the same
-#                  option and its values after `--`, or added. tests/README.md says why each
-#                  quick run still reaches every kernel and code path.
+#   --quick-args   the full tier runs the line as written (<day>.gpu.MODE, label full; the
+#                  capture's run) and the quick tier runs <day>.gpu.MODE.quick (label quick): the
+#                  same program, tool and mode with each option of ARGS (one shell word) in place
+#                  of the same option and its values after `--`, or added. tests/README.md says
+#                  why each quick run still reaches every kernel and code path.
 #   a MODE that contains `2pow3` is skipped where the device lacks the memory for it
 #   a MODE that starts with `repeat-` is evidence only: another process of the `default` run, for
-#                  the README's medians; it checks nothing `default` does not, so it runs (and is
-#                  captured) only with REDUCTION_CAPTURE set and is skipped, with that reason, otherwise
+#                  the README's medians; it checks nothing `default` does not, so it runs (and
+#                  is captured) only with REDUCTION_CAPTURE set; otherwise it skips, saying so
 #
 # GPU tests are registered where REDUCTION_GPU is ON (CMakeLists.txt) and skip (exit 77, reason
 # printed) where no CUDA device is present. Lesson runs that time (no --tool) take the resource
@@ -34,16 +34,16 @@
 # it has the GPU to itself. With REDUCTION_CAPTURE=DIR in ctest's environment each test of the full
 # tier also writes its transcript (tools/gpu_test.sh, which refuses a build not configured so, and
 # skips the quick tier's smaller runs): `ctest -L full` gives the GPU tests and the evidence in one
-# pass. With REDUCTION_GPU_SLOTS above 0 every GPU test also takes one of that many slots.
+# pass. With REDUCTION_GPU_SLOTS above 0 each of these GPU tests also takes one of that many slots.
 set(REDUCTION_ROOT ${CMAKE_CURRENT_LIST_DIR}/..)
 if(DEFINED ENV{REDUCTION_CAPTURE}) # read at every configure, so a cached OFF never sticks
   set(REDUCTION_SERIAL_TIMING ON)
 endif()
 
-# reduction_test(NAME LABELS l... [SLOT] [WORKING_DIRECTORY d] [ENVIRONMENT e...] [PROPERTIES p v...]
-# COMMAND c...): add_test with these labels (a tier, quick and/or full, among them). A test labelled gpu is left
-# out where REDUCTION_GPU is OFF, and counted for the test run's summary (cmake/Skipped.cmake);
-# SLOT: it takes one of REDUCTION_GPU_SLOTS (CMakeLists.txt).
+# reduction_test(NAME LABELS l... [SLOT] [WORKING_DIRECTORY d] [ENVIRONMENT e...]
+#                [PROPERTIES p v...] COMMAND c...): add_test with these labels (a tier, quick and/or
+# full, among them). A test labelled gpu is left out where REDUCTION_GPU is OFF, and counted for
+# the test run's summary (cmake/Skipped.cmake); SLOT: it takes one of REDUCTION_GPU_SLOTS.
 function(reduction_test name)
   cmake_parse_arguments(T "SLOT" "WORKING_DIRECTORY" "LABELS;ENVIRONMENT;PROPERTIES;COMMAND" ${ARGN})
   if("gpu" IN_LIST T_LABELS AND NOT REDUCTION_GPU)

@@ -2,9 +2,10 @@
 # no skipped test's output, --output-on-failure included), one line a distinct skip reason, then
 # the verdict, last.
 #
-# include(cmake/Skipped.cmake), after every test is added: writes the build tree's CTestCustom.cmake,
-# whose CTEST_CUSTOM_POST_TEST runs this file in script mode after the tests, and the GPU tests left
-# out at configure (cmake/Days.cmake's reduction_test), which the summary names in one line.
+# include(cmake/Skipped.cmake), after every test is added: writes the build tree's
+# CTestCustom.cmake, whose CTEST_CUSTOM_POST_TEST runs this file in script mode after the tests,
+# and the GPU tests left out at configure (cmake/Days.cmake's reduction_test), which the summary
+# names in one line.
 #
 # cmake -DBUILD=DIR -P cmake/Skipped.cmake: reads DIR's Testing/Temporary/LastTest.log as ctest
 # still writes it (LastTest.log.tmp before CTest 4, LastTest.log.tmpXXXXX from CTest 4: the newest
