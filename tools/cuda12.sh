@@ -5,8 +5,9 @@
 #   tools/cuda12.sh prepare   provide CUDA 12.4 in a throwaway Debian trixie root (root only):
 #                             `debootstrap --variant=minbase trixie`, then inside it
 #                             `apt-get install --no-install-recommends nvidia-cuda-toolkit` from
-#                             main contrib non-free (12.4.131, g++-13). About 5 minutes and 1.9 GB
-#                             the first time; a prepared root is reused and costs nothing.
+#                             main contrib non-free (12.4.131, g++-13). About 5 minutes and about
+#                             5 GB of disk the first time (it prints its `du -sh` when done); a
+#                             prepared root is reused and costs nothing.
 #   tools/cuda12.sh check     compile each code/day*/ README build line, as written, with that nvcc
 #                             for sm_75 and for sm_90, then once more for sm_90 with
 #                             `-Xcompiler -Wall,-Wextra`, and the day's test program
@@ -14,9 +15,11 @@
 #                             the same way) for sm_75. Any compiler output (a warning included)
 #                             or a non-zero exit fails (exit 1). Exit 77 (CTest: skipped) with the
 #                             reason and the command that prepares it when the root is not there.
+#   tools/cuda12.sh --help    this text. Anything else is bad usage: one line on stderr, exit 2.
 #
 # The root lives outside the tree, in $REDUCTION_CUDA12_ROOT (default
-# ${XDG_CACHE_HOME:-$HOME/.cache}/reduction-module-cuda12.4). The system's own toolkit is never
+# ${XDG_CACHE_HOME:-$HOME/.cache}/reduction-module-cuda12.4; as root, /root/.cache/...): remove
+# it with `sudo rm -rf` of that directory, nothing else holds it. The system's own toolkit is never
 # touched. The Debian mirror is the one this machine's apt already uses (override:
 # REDUCTION_DEBIAN_MIRROR). `prepare` exits 0 with a loud warning when a download is impossible
 # (the check then skips) and 1 when something else is wrong.
@@ -68,7 +71,7 @@ prepare() {
 
 check() {
   if [ ! -f "$stamp" ]; then
-    echo "SKIPPED: no CUDA 12.4 root at $root; prepare it (root, ~5 min, 1.9 GB): sudo tools/cuda12.sh prepare"
+    echo "SKIPPED: no CUDA 12.4 root at $root; prepare it (root, ~5 min, ~5 GB): sudo tools/cuda12.sh prepare"
     exit 77
   fi
   echo "cuda12: $(chroot "$root" nvcc --version | tail -n 1)"
@@ -101,8 +104,9 @@ check() {
   [ "$fails" -eq 0 ]
 }
 
-case "${1:-}" in
-  prepare) prepare ;;
-  check) check ;;
-  *) echo "usage: tools/cuda12.sh prepare | check" >&2; exit 2 ;;
+case "${1:-}:$#" in
+  prepare:1) prepare ;;
+  check:1) check ;;
+  -h:1 | --help:1) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" ;;
+  *) echo "error: tools/cuda12.sh: want one of prepare, check, --help; got '$*'" >&2; exit 2 ;;
 esac

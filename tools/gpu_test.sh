@@ -11,20 +11,39 @@
 #                            run for the README's medians); otherwise a skip, with that reason
 #     KIND  lesson | harness (which program EXE is: the day's lesson, or its test program)
 #
-# Exit 77 (CTest's skip) with the reason printed when no CUDA device is present.
+# Exit 77 (CTest's skip) with the reason printed when no CUDA device is present; 2 on bad usage
+# (one line on stderr, before any device is looked for); --help prints this text.
 # With REDUCTION_CAPTURE=DIR set, the same run is made through tools/capture.py instead (built with
 # the README line for REDUCTION_CAPTURE_ARCH, default sm_90), which also writes its transcript to
 # DIR/<day>/: one pass gives both the test verdict and the evidence (a run that fails is printed,
 # not written, but for the race exhibit, whose flagged hazard is the record). It needs a build
 # configured for capture (REDUCTION_SERIAL_TIMING=1 from cmake/Days.cmake: its timed runs are
 # RUN_SERIAL); in any other build REDUCTION_CAPTURE is refused, before anything runs, with exit 1.
+# The quick tier's smaller run of a mode (REDUCTION_QUICK_RUN=1, cmake/Days.cmake) is not evidence:
+# with REDUCTION_CAPTURE set it is skipped, saying so (the capture pass is the full tier).
 set -u
+usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "$0"; }
+bad() { echo "error: tools/gpu_test.sh: $* (see --help)" >&2; exit 2; }
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  run | run-if-memory | sanitize-?* | expect-race | evidence-only) ;;
+  "") bad "want HOW DAY_DIR MODE KIND EXE ARGS..." ;;
+  *) bad "unknown HOW '$1': want run, run-if-memory, sanitize-TOOL, expect-race or evidence-only" ;;
+esac
+[ $# -ge 5 ] || bad "want HOW DAY_DIR MODE KIND EXE ARGS..., got $# argument(s)"
 how=$1 day_dir=$2 mode=$3 kind=$4; shift 4
+case "$kind" in lesson | harness) ;; *) bad "unknown KIND '$kind': want lesson or harness" ;; esac
+[ -d "$day_dir" ] || bad "$day_dir: no such directory"
 if [ -n "${REDUCTION_CAPTURE:-}" ] && [ "${REDUCTION_SERIAL_TIMING:-}" != 1 ]; then
   echo "FAILED: REDUCTION_CAPTURE is set but this build was configured without it, so its timed" \
        "runs may share the GPU; configure again with it set (REDUCTION_CAPTURE=DIR cmake -S . -B" \
        "build, or -DREDUCTION_SERIAL_TIMING=ON), then run ctest"
   exit 1
+fi
+if [ -n "${REDUCTION_CAPTURE:-}" ] && [ "${REDUCTION_QUICK_RUN:-}" = 1 ]; then
+  echo "SKIPPED: the quick tier's smaller run of $mode is not evidence; the capture records the" \
+       "full tier's run of the runs.txt line (ctest -L full)"
+  exit 77
 fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "SKIPPED: no CUDA device on this machine (nvidia-smi lists no GPU); this test runs on a GPU runner"
@@ -88,5 +107,4 @@ case "$how" in
       echo "PASSED: racecheck reported the exhibit's hazard"; exit 0
     fi
     echo "FAILED: racecheck reported no hazard for the race exhibit (exit $rc)"; exit 1 ;;
-  *) echo "gpu_test.sh: unknown mode $how" >&2; exit 2 ;;
 esac

@@ -1,6 +1,6 @@
-"""pytest's hooks for tests/host: each skipped test prints a `SKIPPED: ID: REASON` line (ctest's
-post-test hook, skipped.py, shows them after the run), and a run in which every test was skipped
-exits 77, CTest's skip (gpu.pytest on a machine without a GPU)."""
+"""pytest's hooks for tests/host: each skipped test prints a `SKIPPED: ID: REASON` line (the test
+run's summary, cmake/Skipped.cmake, shows each distinct reason once), and a run in which every
+test was skipped exits 77, CTest's skip (gpu.pytest on a machine without a GPU)."""
 import pytest
 
 SEEN = {}  # the terminal reporter's counts: "passed", "skipped"

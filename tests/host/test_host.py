@@ -29,17 +29,18 @@ def tool(name):
     """The command line of a maintained tool (clang-format 19, or actionlint with shellcheck),
     found beside this Python or on PATH; pytest.skip naming what is missing and how to get it."""
     where = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    path, get = shutil.which(name, path=where), "python3 -m pip install -r tools/requirements.txt"
+    path = shutil.which(name, path=where)
+    get = "configure again: it installs tools/requirements.txt into ~/.cache/reduction-module-venv"
     if name == "clang-format":
         version = path and subprocess.run([path, "--version"], capture_output=True, text=True)
         if not version or " version 19." not in version.stdout:  # others format differently
             pytest.skip(f"clang-format 19 missing" + (f" ({path} is `{version.stdout.strip()}`, "
-                        "which formats differently)" if path else "") + f": {get} (.ci/run does)")
+                        "which formats differently)" if path else "") + f": {get}")
         return [path, "--dry-run", "-Werror", f"--style=file:{ROOT}/.clang-format"]
     shellcheck = shutil.which("shellcheck", path=where)
     if not (path and shellcheck):  # actionlint without shellcheck skips the run: steps
         pytest.skip(("shellcheck (actionlint checks each run: step with it)" if path else
-                     "actionlint") + f" missing: {get} (.ci/run does)")
+                     "actionlint") + f" missing: {get}")
     return [path, "-shellcheck", shellcheck, "-pyflakes=", "-config-file",
             f"{ROOT}/.github/actionlint.yaml"]
 
@@ -244,6 +245,15 @@ CASES = [
          r"error: MODE `nosuchmode` is not a line of code/day24-reduction/runs.txt \(its modes: "
          r"default, n-1, self-test, ", path=f"{F}/no-gpu"),
     case("usage.mutation.day", 2, ["mutation", "--apply-only", NOPE], f"{NOPE}: no such day"),
+    # the shell tools: the same rule
+    case("usage.gpu_test.how", 2, ["gpu_test.sh", "nosuch", "code/day24-reduction", "default",
+                                   "lesson", "true"],
+         r"^error: tools/gpu_test.sh: unknown HOW 'nosuch'"),
+    case("usage.gpu_test.args", 2, ["gpu_test.sh", "run"], r"got 1 argument"),
+    case("usage.gpu_test.help", 0, ["gpu_test.sh", "--help"], r"^GPU test runner for CTest"),
+    case("usage.cuda12.flag", 2, ["cuda12.sh", "--chek"],
+         r"^error: tools/cuda12.sh: want one of prepare, check, --help; got '--chek'"),
+    case("usage.cuda12.help", 0, ["cuda12.sh", "--help"], r"^The oldest-toolkit compile"),
     # on a GPU: a kernel a learner broke fails its check with got and want, in the check and in
     # its notebook cell; the good kernels pass
     case("kernels.broken", 1, KERNELS + ["--run", f"{KF}/broken"],

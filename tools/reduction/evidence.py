@@ -36,7 +36,7 @@ from . import record, transcript
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULT_PASS = re.compile(r"^RESULT: PASS \(.+\)$")
-GPU = "capture it again on a GPU (a day's runs: REDUCTION_CAPTURE=DIR ctest -L gpu; else the " \
+GPU = "capture it again on a GPU (a day's runs: REDUCTION_CAPTURE=DIR ctest -L full; else the " \
     "header's `# command:`)"
 
 def check_file(path, report):
