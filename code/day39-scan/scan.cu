@@ -1,33 +1,23 @@
 // Day 39, scan: cub::DeviceScan::InclusiveSum head to head with a prefix-sum ladder, 2^10..2^30.
 //
-// An inclusive scan writes out[i] = in[0] + ... + in[i]. The rows, each one change from the row
-// above:
-//   copy              the ceiling: a float4 copy; bytes read + written, 8 a float, as every row.
-//   CUB               cub::DeviceScan::InclusiveSum; temporary storage sized and allocated once.
-//   scan-propagate    3 kernels, 4n words: each block scans its chunk (one float a thread, a
-//                     shared-memory tree), one block scans the chunk totals, each chunk adds its
-//                     prefix.
-//   reduce-then-scan  3n words: REDUCE each chunk first, scan those partials, then scan each chunk
-//                     once, seeded with its prefix.
+// out[i] = in[0] + ... + in[i]. Rows, one change from above (words moved a call, n floats each):
+//   copy              the ceiling: a float4 copy (2n); bytes read + written, 8 a float, every row.
+//   CUB               cub::DeviceScan::InclusiveSum (2n); temporary storage allocated once.
+//   scan-propagate    4n, 3 kernels: scan each chunk (a shared-memory tree), scan the chunk totals
+//                     in one block, add each chunk's prefix back.
+//   reduce-then-scan  3n: REDUCE each chunk first, scan the partials, scan each chunk from them.
 //   warp shuffles     the block scan by __shfl_up_sync inside each warp, one shared slot a warp.
 //   items a thread    8 consecutive floats a thread (two float4 loads), scanned in registers first.
-//   chained           ONE pass, 2n words: each tile waits for its predecessor's inclusive prefix;
-//                     tiles are drawn from an atomic counter, not taken from blockIdx.x.
-//   look-back         decoupled look-back: a tile publishes its own sum at once; one warp adds its
-//                     predecessors' sums until it meets an inclusive prefix.
-//   best              by n: ONE warp or block up to 2^13 (one launch, no flags); above, the
-//                     look-back on warp-striped tiles whose status words carry a launch epoch (no
-//                     memset), the tile shape by n, and from 2^23 CUB's own shape and poll delays.
-// Exact: the input is a seeded walk of +1/-1. Every intermediate of every row is the sum of a
-// contiguous range (between min P - max P and max P - min P of the prefixes P, checked on the host
-// to be <= 2^24) or of at most one chunk's inputs: a float holds each exactly, in any association.
-// Checked, every element bit for bit against the exact prefix, on the device: one untimed call of
-// each row at each size and mode, then what the LAST timed call wrote (outputs poisoned with NaN
-// before every batch), and the NaN guard after each output. NOT checked: speed.
-// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o scan code/day39-scan/scan.cu   (an H200: -arch=sm_90)
-// Run:   ./scan  (both timing modes, 2^10..2^30: 2 x 4 GiB of device memory; --help for the knobs)
-// Exit:  0 all exact; 1 a check failed, a CUDA error, or a device the day cannot use; 2 bad usage.
-// Edge matrix, other inputs, in place, guards, 10^4 launches, delays: tests/harness/day39-scan.cu.
+//   chained           ONE pass, 2n: a tile waits for its predecessor's inclusive prefix.
+//   look-back         a tile publishes its own sum first; one warp adds its predecessors' sums.
+//   best              by n: ONE warp or block up to 2^13; above, the look-back on warp-striped
+//                     tiles with launch-tagged status words (no memset); CUB's shape from 2^23.
+// Exact: a seeded +1/-1 walk whose prefix range is <= 2^24 (the lemma by the static_asserts), so
+// every row is exact in any association; every output element is checked bit for bit, once untimed
+// and on what the LAST timed call wrote. Exit 0 pass; 1 a check, CUDA error or unfit GPU; 2 usage.
+// Edge matrix, in place, other inputs, guards, 10^4 launches, delays: tests/harness/day39-scan.cu.
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -o scan code/day39-scan/scan.cu
+// Run:   ./scan  (both timing modes, 2^10..2^30: 2 x 4 GiB of device memory; --help)
 
 #include <algorithm>
 #include <cmath>
@@ -37,9 +27,11 @@
 #include <string>
 #include <vector>
 
+// snippet: includes
 #include <cub/device/device_scan.cuh>
 #include <cuda/atomic>
 #include <cuda_runtime.h>
+// end snippet
 
 #define CUDA_CHECK(call)                                                                           \
   do {                                                                                             \
@@ -58,8 +50,9 @@
 #endif
 
 // snippet: constants
-constexpr int kWarp = 32;                         // lanes a warp (checked on the device)
-constexpr unsigned int kFullMask = 0xffffffffu;   // every lane of a warp: each shuffle's mask
+constexpr int kWarp = 32;                       // lanes a warp (checked on the device)
+constexpr unsigned int kFullMask = 0xffffffffu; // every lane of a warp: each shuffle's mask
+// end snippet
 constexpr int kBlock = 256;                       // threads a block of the ladder rows
 constexpr int kWarpsPerBlock = kBlock / kWarp;    // shared slots of a block scan
 constexpr int kMaxChunks = 1024;                  // reduce-then-scan: chunks, one block scans them
@@ -78,6 +71,7 @@ constexpr size_t kMinBestTile = 64 * 8 * 4;        // the smallest tile: 2048 fl
 // A tile's status word: ONE 64-bit word, so that no reader ever sees a status without its value:
 // bits 0-31 the float, 32-33 the status, 34-63 the launch epoch (best; 0 in the ladder rows).
 constexpr unsigned int kAggregate = 1; // the tile's own sum is published
+// snippet: status-constants
 constexpr unsigned int kInclusive = 2; // the tile's inclusive prefix (its sum and all before it)
 constexpr unsigned int kEpochMask = (1u << 30) - 1;
 // end snippet
@@ -144,7 +138,6 @@ __global__ void copyKernel(const float *__restrict__ in, float *__restrict__ out
   }
 }
 
-// snippet: block-scans
 // The textbook block scan (Hillis & Steele 1986; GPU Gems 3, ch. 39's first scan): one float a
 // thread in shared memory, log2(blockDim.x) steps, step k adds the value 2^k places to the left.
 // Every thread of the block calls it (barriers inside); blockDim.x <= 1024; s holds blockDim.x
@@ -166,6 +159,7 @@ __device__ float blockScanShared(float v, float *s, float &total) {
   return mine;
 }
 
+// snippet: block-scans
 // Inclusive scan of one float a lane across a warp: step k adds the value of the lane 2^k below
 // (Kogge-Stone). Call with all 32 lanes (the mask is the whole warp).
 // Needs: kWarp, kFullMask
@@ -181,9 +175,10 @@ __device__ float warpInclusiveScan(float v) {
 }
 
 // The block scan by shuffles: each warp scans its 32 values, lane 31 writes the warp's total to one
-// shared slot, warp 0 scans those slots, each warp adds the total of the warps before it. Same
-// contract as blockScanShared, but blockDim.x a multiple of 32 and warpTotals blockDim.x / 32
-// floats; three barriers instead of 2 x log2(blockDim.x) + 2 (18 at 256 threads).
+// shared slot, warp 0 scans those slots, each warp adds the total of the warps before it. Every
+// thread calls it; blockDim.x a multiple of 32 up to 1024; warpTotals: blockDim.x / 32 floats.
+// Returns this thread's inclusive prefix in the block, `total` the block's sum. Three barriers,
+// where blockScanShared's tree takes 2 x log2(blockDim.x) + 2 (18 at 256 threads).
 // Needs: kWarp, kFullMask, warpInclusiveScan
 __device__ float blockScanShuffle(float v, float *warpTotals, float &total) {
   unsigned int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
@@ -217,7 +212,6 @@ __device__ inline size_t chunkEnd(size_t first, size_t chunk, size_t n) {
 
 enum class BlockScan { SharedTree, Shuffle };
 
-// snippet: scan-chunks
 // scan-propagate pass 1 and reduce-then-scan pass 3: block b scans its chunk one tile of blockDim.x
 // floats (one a thread) at a time, carrying the running sum from tile to tile. seeds: nullptr (the
 // chunk starts from 0) or the inclusive scan of the chunk partials (chunk b starts from
@@ -249,7 +243,6 @@ __global__ void __launch_bounds__(kBlock)
     totals[blockIdx.x] = carry;
   }
 }
-// end snippet
 
 // The middle pass of both: ONE block scans the chunk partials in place (inclusive). Launch:
 // <<<1, kMaxChunks>>>, count <= kMaxChunks.
@@ -408,23 +401,20 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // snippet: status-words
-// A tile's status word (see kAggregate): epoch 0 in the ladder rows, whose words are zeroed before
-// each call; best's carry the launch's epoch, so a word left by an earlier launch reads as "not
-// yet".
+// A tile's status word (see kAggregate): epoch 0 in the ladder rows, zeroed before each call;
+// best's carry the launch's epoch, so a word left by an earlier launch reads as "not yet".
 // Needs: kEpochMask
 __device__ inline unsigned long long statusWord(unsigned int epoch, unsigned int status, float v) {
   return (static_cast<unsigned long long>(epoch & kEpochMask) << 34) |
          (static_cast<unsigned long long>(status) << 32) | __float_as_uint(v);
 }
-// The status of word w in this launch: 0 (nothing yet, or a word of another epoch), kAggregate or
-// kInclusive.
+// Word w's status in this launch: 0 (nothing yet, or another epoch's), kAggregate or kInclusive.
 // Needs: kEpochMask
 __device__ inline unsigned int statusOf(unsigned long long w, unsigned int epoch) {
   return unsigned(w >> 34) == (epoch & kEpochMask) ? unsigned(w >> 32) & 3u : 0u;
 }
-// Publishing and reading a status word: relaxed atomics are enough, because the reader uses nothing
-// but the word itself (status and value travel together; nothing else is ordered by it) - the
-// reason for one 64-bit word instead of a flag and a value.
+// Publishing and reading a status word: relaxed atomics are enough, as the reader uses nothing but
+// the word itself (status and value travel together) - why it is one word, not a flag and a value.
 // Needs: statusWord, kEpochMask, <cuda/atomic>
 __device__ inline void publish(unsigned long long *word, unsigned int epoch, unsigned int status,
                                float v) {
@@ -438,7 +428,6 @@ __device__ inline unsigned long long readWord(unsigned long long *word) {
 }
 // end snippet
 
-// snippet: chained
 // chained: ONE pass over n. Launch: blockDim.x == kBlock, grid = ceil(n / kTile) blocks, one tile
 // each; *counter == 0 and every status word 0 at launch (the launcher memsets them in the timed
 // call). Why a counter and not blockIdx.x: a block spins until tile - 1 publishes. Were the tile
@@ -481,17 +470,14 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads(); // hands sPrefix to the block
   storeTileItems(out, n, first, vec, x, sPrefix);
 }
-// end snippet
 
 // snippet: look-back
-// Decoupled look-back (Merrill & Garland 2016), by ONE warp (all 32 lanes) of tile `tile` >= 1:
-// lane l reads the status word of tile window - l, waiting until that tile has published something.
-// Lanes up to the nearest tile with an inclusive prefix contribute their value; if none of the 32
-// has one, the window moves 32 tiles back and the sum goes on. Returns the sum of every tile before
-// `tile` (its exclusive prefix). The window's adds run in lane order (offsets 1, 2, 4, ...: lane 0
-// adds lane 1, then lanes 2-3, then 4-7, ...), so each sum lane 0 forms covers consecutive tiles,
-// a contiguous range (lemma (a)). firstPollNs, pollNs: sleep (__nanosleep, sm_70+) before the first
-// read and between reads of a word that has nothing yet (0: spin); best's large tiles use CUB's.
+// Decoupled look-back (Merrill & Garland 2016) by ONE whole warp of tile `tile` >= 1: returns the
+// sum of every tile before it. Lane l waits until tile window - l has published something; lanes up
+// to the nearest inclusive prefix add their values, and with none in the window it moves 32 tiles
+// back. The adds run in lane order (shuffle offsets 1, 2, 4, ...), so each sum covers consecutive
+// tiles: exact by lemma (a). firstPollNs, pollNs: __nanosleep (sm_70+) before the first read and
+// between reads of a word with nothing yet (0: spin); best's large tiles use CUB's delays.
 // Needs: kWarp, kFullMask, kInclusive, statusOf, readWord, kEpochMask, <cuda/atomic>
 __device__ float lookBack(unsigned long long *status, unsigned int tile, unsigned int epoch,
                           unsigned int firstPollNs, unsigned int pollNs) {
@@ -523,6 +509,7 @@ __device__ float lookBack(unsigned long long *status, unsigned int tile, unsigne
     }
   }
 }
+// end snippet
 
 // look-back: chained, except that each tile publishes its own sum (an aggregate) before it looks
 // back, so a successor never waits for a whole chain, only for its window. Same launch contract as
@@ -563,17 +550,14 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads();
   storeTileItems(out, n, first, vec, x, sPrefix);
 }
-// end snippet
 
-// snippet: best-tile
-// best's tile, warp-striped: warp w owns the kLoads x 128 consecutive floats from first + w x
-// kLoads x 128; lane l loads float4 j of them at 4 x (j x 32 + l), so each load instruction of a
-// warp reads one contiguous 512-byte piece, and all kLoads loads are issued before the first add.
-// Then, for each j: the lane's 4 floats in registers, the warp's 32 lane totals by shuffles, and
-// the warp's pieces in order. v[j] becomes the lane's 4 inclusive sums within its own part of piece
-// j; before[j] the sum of the warp's floats before that part; warpBefore the sum of the tile's
-// floats before the warp. Returns the tile's sum (every thread). Every thread of the block calls
-// it. full: in 16-byte aligned and the whole tile inside n (else guarded scalar loads).
+// best's tile, warp-striped: warp w owns kLoads x 128 consecutive floats from first + w x kLoads
+// x 128; lane l loads float4 j of them at 4 x (j x 32 + l): each load instruction of a warp reads
+// 512 contiguous bytes (piece j), and all kLoads loads are issued before the first add. v[j]
+// becomes the lane's 4 inclusive sums within its part of piece j, before[j] the sum of the warp's
+// floats before that part, warpBefore the sum of the tile's floats before the warp; returns the
+// tile's sum. Every thread of the block calls it. full: in 16-byte aligned and the whole tile
+// inside n (else guarded scalar loads).
 // Needs: kWarp, kFullMask, warpInclusiveScan
 template <int kThreads, int kLoads>
 __device__ float scanTileStriped(const float *in, size_t n, size_t first, bool full,
@@ -646,7 +630,6 @@ __device__ void storeTileStriped(float *out, size_t n, size_t first, bool full,
     }
   }
 }
-// end snippet
 
 // best, small n: ONE block scans all of in[0, n), tile by tile, carrying the running sum (best uses
 // it for n <= --one-block-max, 8192 by default). No counter, no status words, one launch. Launch:
@@ -671,16 +654,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// snippet: best-look-back
-// best, the rest of n: the look-back on warp-striped tiles, with no memset a call. The counter word
-// holds epoch << 32 | tiles drawn: a block's one fetch_add gives it its tile AND the launch's
-// epoch, and the block that draws the last tile (every other block has drawn before it) stores
-// (epoch + 1) << 32, so the next launch starts from tile 0 with a new epoch. Status words carry the
-// epoch (statusWord), so words left by the last launch read as "not yet" and need no reset. Words
-// are wrongly current only if one survives 2^30 launches unwritten. Launch: blockDim.x ==
-// kThreads, grid = ceil(n / tile) blocks; *counter's low 32 bits 0 at launch (zeroed once; every
-// launch leaves them 0); status words zeroed once; launches that share a counter run one after
-// the other (one stream). firstPollNs, pollNs: lookBack's sleeps.
+// best above one block: the look-back on warp-striped tiles, no memset a call. The counter word is
+// epoch << 32 | tiles drawn: one fetch_add gives a block its tile AND the launch's epoch; the last
+// drawer (all others drew before it) stores (epoch + 1) << 32 for the next launch. Status words
+// carry the epoch, so words of an earlier launch read as "not yet" (unless one survives 2^30
+// launches unwritten). Assumes: blockDim.x == kThreads, grid = ceil(n / tile); counter and status
+// words zeroed once; launches sharing a counter run one after the other (one stream). firstPollNs,
+// pollNs: lookBack's sleeps.
 // Launch: scanBest<256, 8><<<(n + 8191) / 8192, 256>>>(in, out, n, true, counter, status, 0,
 //   0); check prefixErrors(out, host) == 0
 // Needs: kWarp, kFullMask, kAggregate, kInclusive, kEpochMask, scanTileStriped, storeTileStriped,
@@ -728,7 +708,6 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   storeTileStriped<kLoads>(out, n, first, full, v, before, sPrefix + warpBefore);
 }
-// end snippet
 
 // ---------------------------------------------------------------------------------------------
 // The input and the exact check (device side).

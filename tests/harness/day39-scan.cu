@@ -21,6 +21,18 @@
 // publishes - the first, the second, one in the middle, the last - for 5 us, 200 us and 2 ms; each
 // run must be exact and must finish (a hang fails after 20 s), at 65537, 2^22 and 2^23 + 5 (best's
 // 128 x 6 shape with its poll delays starts above 2^22). Each part prints the seconds it took.
+//
+// The compute-sanitizer runs (code/day39-scan/runs.txt) use --quick --max-n 65537 --reps 4
+// --input random: harness.h's quick sizes and offsets 0 and 3, plus every tile + 1 and in place;
+// both timing paths at 1027 and 65537; the repetition (4 launches of each one-pass row alternating
+// two inputs: every path of it) and delay injection at 32768. What they leave out: the chunk
+// loops' second trip (n > 262144 for the 256-float tiles of scan-propagate, reduce-then-scan and
+// warp shuffles; n > 2^21 for items a thread), whose barriers are those of the first trip and
+// which the self-test checks exactly at 1048577, 16776605 and 2^24 (racecheck there would take
+// minutes); best's 128 x 6 shape with its poll delays (n > 2^22), which the self-test checks at
+// 16776605 and 2^24; and ordering bugs, which no sanitizer sees: the self-test's 10^4 launches are
+// for those. --part K/M splits one slow sanitizer run into M processes, together every variant
+// once.
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
