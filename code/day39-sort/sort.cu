@@ -1,33 +1,21 @@
-// Day 39, sort: cub::DeviceRadixSort head to head with an LSD radix-sort ladder, 2^10..2^28 keys.
-//
-// An LSD radix sort orders keys by one digit at a time, least significant first; every pass is a
-// STABLE split by its digit: count each digit (histograms), scan the counts (where each digit's
-// keys start), scatter each key to its digit's next free place. The rows, one change a rung:
+// Day 39, sort: cub::DeviceRadixSort against an LSD radix-sort ladder, 2^10..2^28 keys.
+// An LSD radix sort makes one STABLE split a digit, lowest first: count each digit (a reduction),
+// scan the counts (a scan), scatter each key to its digit's next place. Rows, one change a rung:
 //   copy             the ceiling: 4 bytes read + 4 written a key.
 //   CUB              cub::DeviceRadixSort::SortKeys (uint32, float), SortPairs (uint32 + uint32).
-//   one bit          32 passes of a 1-bit split: per-chunk counts, one scan, scatter (384 B a key).
-//   4-bit digits     8 passes, 16 digits: the same three kernels (96 B a key).
-//   local sort       the tile is first ordered by digit in shared memory, so the writes coalesce.
-//   8-bit, warp      4 passes, 256 digits; keys ranked inside each warp (nine ballots) (48 B).
-//   up-front counts  + the four digits' histograms in ONE read first, so that a pass's 256 x
-//                    chunks counts scan in 256 blocks at once, not in one (52 B a key).
-//   onesweep         each pass ONE kernel: tiles drawn from a counter find their digits' offsets
-//                    by decoupled look-back over the tiles before them (36 B a key).
-//   best             by n: ONE block sorting in shared memory (one launch), else onesweep on
-//                    the tiles measured fastest at that n; also float keys and pairs.
-// Exact: keys are 32-bit patterns moved whole, never computed on. Checked on the device twice for
-// each size, row and mode: after one untimed call and after the LAST timed call (the warm-up is not
-// checked; outputs poisoned before every batch): every key equal to CUB's output (the CUB rows are
-// that reference), AND a check that does not trust CUB (non-decreasing, the same multiset: four
-// digit histograms and a 64-bit sum of hashes), AND for pairs every value an index that appears
-// once, key_out[i] == key_in[value[i]], equal keys in index order.
-// Floats: -0.0 == +0.0 (kept in input order), NaNs by their bits (CUB's order). Not checked: speed.
+//   one bit          32 passes of count, scan, scatter: per-chunk counts, ONE scan (384 B a key).
+//   4-bit digits     8 passes, 16 digits, the same three kernels (96 B a key).
+//   local sort       each tile ordered by digit in shared memory first: coalesced writes (96 B).
+//   8-bit, warp      4 passes, 256 digits; keys ranked inside each warp by ballots (48 B).
+//   up-front counts  the four digits' histograms in ONE read first; counts scan by digit (52 B).
+//   onesweep         ONE kernel a pass: tiles drawn from a counter, decoupled look-back (36 B).
+//   best             by n: ONE block in shared memory, else onesweep's fastest tile; floats, pairs.
+// Exact: every row, size and mode is checked on the device after an untimed call and on what the
+// LAST timed call wrote: keys equal to CUB's, AND sorted and the same multiset, AND pairs stable,
+// every index once. Floats: -0.0 == +0.0, NaNs by their bits (CUB's order). Exit 0 exact, 1 not, 2
+// bad usage. Edge sizes, inputs, guards, repetition, delays: tests/harness/day39-sort.cu.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o sort code/day39-sort/sort.cu   (an H200: -arch=sm_90)
 // Run:   ./sort  (both timing modes, 2^10..2^28: about 11 GiB at 2^28; --help for the knobs)
-// Exit:  0 all exact; 1 a check failed, a CUDA error, or a device the day cannot use; 2 bad usage
-//        or a --max-n the card's free memory cannot hold.
-// Edge sizes, every input, guard bands, 10^4 back-to-back launches and delay injection:
-// tests/harness/day39-sort.cu.
 
 #include <algorithm>
 #include <cmath>
@@ -57,16 +45,20 @@
 #define DELAY_BEFORE_PUBLISH(tile)
 #endif
 
+// snippet: warp
 constexpr int kWarp = 32;                       // lanes a warp (checked on the device)
 constexpr unsigned int kFullMask = 0xffffffffu; // every lane of a warp: each shuffle's mask
-constexpr int kBlock = 256;                     // threads a block of the ladder rows
-constexpr int kWarpsPerBlock = kBlock / kWarp;  // their warps
-constexpr int kItems = 8;                       // keys a thread of the ladder rows
-constexpr int kTile = kBlock * kItems;          // keys a ladder tile: 2048
-constexpr int kMaxChunks = 1024;                // ladder: at most this many chunks (blocks) a pass
-constexpr int kBins = 256;                      // digits of 8 bits
-constexpr int kMaxSmallBins = 16;               // the counter-scan rows: digits of 1 or 4 bits
-constexpr int kDigitPasses = 4;                 // 8-bit passes of a 32-bit key
+// end snippet
+constexpr int kBlock = 256;                    // threads a block of the ladder rows
+constexpr int kWarpsPerBlock = kBlock / kWarp; // their warps
+constexpr int kItems = 8;                      // keys a thread of the ladder rows
+constexpr int kTile = kBlock * kItems;         // keys a ladder tile: 2048
+constexpr int kMaxChunks = 1024;               // ladder: at most this many chunks (blocks) a pass
+// snippet: bins
+constexpr int kBins = 256; // digits of 8 bits
+// end snippet
+constexpr int kMaxSmallBins = 16; // the counter-scan rows: digits of 1 or 4 bits
+constexpr int kDigitPasses = 4;   // 8-bit passes of a 32-bit key
 // onesweep's status word, one a digit a tile: the count in bits 0-29, the status in 30-31: 0 not
 // yet published (a look-back spins on it), else kAggregate or kInclusive (tile 0's at once).
 constexpr unsigned int kAggregate = 1u; // the tile's own count of the digit
@@ -84,17 +76,11 @@ constexpr int kMinCalls = 2, kMaxCalls = 64; // calls a batch (2^26 and up: 2; 2
 constexpr int kTimingBatches = 7;            // odd, so the median is one batch
 constexpr double kFloorBytes = 36.0;         // an 8-bit LSD sort with one histogram read: 4 + 4 x 8
 constexpr double kFloorBytesPairs = 68.0;    // + the values, read and written once a pass: + 4 x 8
-// best's shapes by n, measured on the H200 (research/experiments/day39_sort_tuning-rank-variants-*,
-// 2026-12-02): ONE block, the smallest that holds n (256 x 4 keys up to 1024, 256 x 8 up to 2048,
-// 512 x 8 up to kOneBlockMax: a pass is a chain of steps per key a thread, so fewer is sooner);
-// then onesweep on the ladder's 256 x 8 tiles up to kSmallSweepMax (more tiles, so more SMs busy);
-// then onesweep on kBestThreads x kBestKeys tiles (fewer, longer scatter runs): CUB 3.0.1's sm_90
-// tile, 384 x 20, which with the C++ ballots was 2-3 % slower than 256 x 16 at 2^24 and 2^28, and
-// with matchDigit's PTX ballots is 11 % faster (0.80x of CUB against 0.72x at 2^28:
-// research/experiments/day39_sort_tuning-upper-bounds-2026-12-02-h200.txt, `ptx`). 256 x 8 is
-// faster up to 2^18 and 384 x 20 from 2^19 (day39_sort_tuning-small-sweep-2026-12-02-h200.txt).
-// Pairs keep 256 x 16 (kBestPairs*): a value a key more in registers, and 384 x 20 ran 6 % slower
-// at 2^27 and 2^28 (the same record).
+// best's shapes by n, measured on the H200 (research/day39-sort.md): ONE block, the smallest that
+// holds n (256 x 4 keys up to 1024, 256 x 8 up to 2048, 512 x 8 up to kOneBlockMax: a pass is a
+// chain of steps per key a thread, so fewer is sooner); then onesweep on the ladder's 256 x 8
+// tiles up to kSmallSweepMax (more tiles, more SMs busy); above, on kBestThreads x kBestKeys,
+// CUB 3.0.1's sm_90 tile (fewer, longer scatter runs); pairs on kBestPairsThreads x kBestPairsKeys.
 constexpr size_t kOneBlockMax = 4096;
 constexpr size_t kSmallSweepMax = size_t(1) << 18;
 constexpr int kBestThreads = 384;
@@ -176,12 +162,10 @@ __device__ unsigned int warpInclusiveScan(unsigned int v) {
   return v;
 }
 
-// The scan lesson's blockScanShuffle (code/day39-scan/scan.cu), made exclusive and on counts:
-// each warp scans its 32 values, lane 31 writes the warp's total to one shared slot, warp 0 scans
-// those slots, each warp adds the totals of the warps before it. Every thread of the block calls
-// it (barriers inside); blockDim.x a multiple of 32, at most 1024; warpTotals holds blockDim.x /
-// 32 counts. Returns the sum of the values of the threads before this one; `total` gets the
-// block's sum.
+// The scan lesson's blockScanShuffle (code/day39-scan/scan.cu), exclusive and on counts: each warp
+// scans its values, warp 0 scans the warps' totals, each warp adds those before it. Every thread
+// calls it (barriers inside); blockDim.x a multiple of 32, at most 1024; warpTotals: blockDim.x /
+// 32. Returns the sum of the values of the threads before this one; `total` gets the block's sum.
 // Needs: kWarp, kFullMask, warpInclusiveScan
 __device__ unsigned int blockExclusiveScan(unsigned int v, unsigned int *warpTotals,
                                            unsigned int &total) {
@@ -240,8 +224,8 @@ __global__ void __launch_bounds__(kBlock)
 // Pass, kernel 2: ONE block turns counts[0, count) into their exclusive scan, in place: thread t
 // takes the t-th of blockDim.x consecutive runs, adds it up, the block scans the run totals, and
 // each thread writes its run's running sums. Assumes: <<<1, kMaxChunks>>>; count < 2^32. At 8-bit
-// digits that is up to 256 x 1024 counts, 256 a thread in series: the 8-bit, warp row's bottleneck
-// at mid n (2.1 ms at 2^21 on the H200, against 0.18 ms for up-front counts, which scans by digit).
+// digits that is up to 256 x 1024 counts, 256 a thread in series, in ONE block on one SM: the
+// 8-bit, warp row's bottleneck at mid n, which up-front counts removes (it scans by digit).
 // Needs: kMaxChunks, blockExclusiveScan, warpInclusiveScan, kWarp, kFullMask
 __global__ void __launch_bounds__(kMaxChunks) scanCounts(unsigned int *counts, size_t count) {
   __shared__ unsigned int warpTotals[kMaxChunks / kWarp];
@@ -260,17 +244,13 @@ __global__ void __launch_bounds__(kMaxChunks) scanCounts(unsigned int *counts, s
 }
 
 // Pass, kernel 3 (the downsweep) of one bit, 4-bit digits and local sort: block b walks its chunk
-// one tile of kTile keys at a time, in order, and sends each key to its place. Thread t owns the
-// kItems consecutive keys from tile + t * kItems. Ranking by a scan of counters: each thread
-// counts its keys of each digit into cnt[digit][t]; ONE exclusive scan of cnt in digit-major order
-// (the block's counts laid end to end, digit 0's first) gives cnt[d][t] = the keys of the tile
-// with a smaller digit, plus those of digit d held by threads before t: where thread t's first key
-// of digit d goes in the tile sorted by digit. Stable, since ties keep thread and item order.
-// offsets: the scanned counts (offsets[d * gridDim.x + b]: where chunk b's keys of digit d start).
-// localSort: first place the keys in shared memory in that order, then write them from there in
-// tile order, so that a warp's 32 stores go to at most a few runs of consecutive addresses
-// (coalesced), instead of each store to its own place. Assumes: blockDim.x == kBlock, one block a
-// chunk (chunk a multiple of kTile); bits <= 4. keysIn != keysOut.
+// one tile of kTile keys at a time, in order; thread t owns the kItems consecutive keys from
+// t * kItems. Each thread counts its keys of each digit into cnt[digit][t]; ONE exclusive scan of
+// cnt, digit-major, gives each (digit, thread) its first place in the tile sorted by digit: stable,
+// ties keep thread and item order. offsets[d * gridDim.x + b]: where chunk b's keys of digit d
+// start. localSort: place the keys in shared memory in that order first, then write them out in
+// tile order, so that a warp's stores form a few runs of consecutive addresses (coalesced).
+// Assumes: blockDim.x == kBlock, one block a chunk (a multiple of kTile); bits <= 4; in != out.
 // Launch: scatterCounters<<<1, kBlock>>>(keys, sorted, n, n, 0, 4, offsets, false)
 // Needs: kBlock, kItems, kTile, kMaxSmallBins, kWarpsPerBlock, chunkEnd, digitOf, orderedBits,
 //   blockExclusiveScan, warpInclusiveScan, kWarp, kFullMask, <cstdint>
@@ -347,19 +327,14 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// snippet: rank
-// 8-bit digits, ranked inside each warp, in two steps: counts first, ranks after, the order of
-// CUB 3.0.1's BlockRadixRankMatchEarlyCounts (cub/block/block_radix_rank.cuh), so that onesweep
-// can publish a tile's counts before it ranks. The tile's keys are warp-striped: warp w holds
-// kKeys x 32 consecutive keys, lane l's key j is key w * kKeys * 32 + j * 32 + l of the tile, so
-// every load is one contiguous 128-byte piece a warp and key order is (warp, j, lane). Keys of the
-// tile at or past `valid` are not keys. Both are called by every thread of the block (barriers
-// inside); kThreads a multiple of 32, >= 256. warpHist: kThreads / 32 x 256 counters.
-//
-// countTile: each warp counts its keys of each digit (one shared-memory atomic a key, on the
-// warp's own 256 counters); then one thread a digit turns the warps' counts into where each warp's
-// keys of the digit start among the tile's keys of that digit (warp order), and digitCount[d] =
-// the tile's count of digit d.
+// snippet: count-and-match
+// The rank's first step (counts before ranks, as CUB 3.0.1's BlockRadixRankMatchEarlyCounts, so
+// that onesweep can publish a tile's counts before it ranks). Keys are warp-striped: key j of lane
+// l in warp w is the tile's key (w x kKeys + j) x 32 + l; keys at or past `valid` are not keys.
+// Each warp counts its keys' 8-bit digits, a shared-memory atomic a key on its own 256 counters of
+// warpHist (kThreads / 32 x 256); a thread a digit then turns the warps' counts into where each
+// warp's keys of the digit start (warp order); digitCount[d]: the tile's count of digit d. Every
+// thread calls it (barriers inside); kThreads a multiple of 32, >= 256.
 // Needs: kWarp, kFullMask, kBins, digitOf, orderedBits, <cstdint>
 template <int kThreads, int kKeys>
 __device__ void countTile(const uint32_t (&k)[kKeys], unsigned int valid, int shift, bool isFloat,
@@ -390,20 +365,14 @@ __device__ void countTile(const uint32_t (&k)[kKeys], unsigned int valid, int sh
   __syncthreads();
 }
 
-// The lanes of the warp whose d equals this lane's d (0..256: a digit, or 256 for "no key"): nine
-// ballots, one a bit of d, each keeping the lanes that agree on that bit. It is what
-// __match_any_sync(kFullMask, d) returns, and faster: CUB 3.0.1 ranks its 8-bit digits the same way
-// (cub/util_ptx.cuh, warp_matcher_t: "match.any.sync.b32 is slower when matching a few bits";
-// read in the CUDA 13.0 toolkit, 2026-12-02). In C++ a step is
-//     unsigned int set = __ballot_sync(kFullMask, (d >> bit) & 1u);
-//     peers &= (d >> bit) & 1u ? set : ~set;
-// which nvcc 13.0 compiles to about twice the SASS instructions of the same step written as CUB
-// writes it, four PTX instructions (the bit, a predicate, the vote, a `not` where the bit is 0),
-// in every spelling tried. On the H200 onesweep's 256 x 16 tiles took 12.40 ms at 2^28 keys with
-// __match_any_sync, 9.09 with the C++ ballots, 8.80 with these
-// (research/experiments/day39_sort_tuning-rank-variants-*, -ptx-*). Every lane of the warp calls it
-// (the vote names all 32), and every lane uses `peers` after it, so the compiler cannot sink a vote
-// into a branch (a plain asm, as CUB's). sm_70+. Needs: kFullMask
+// The lanes of the warp whose d equals this lane's (d: a digit 0..255, or 256 for "no key"): nine
+// ballots, one a bit of d, each keeping the lanes that agree on that bit: the set that
+// __match_any_sync(kFullMask, d) returns, in fewer cycles. Each step is written as CUB 3.0.1 writes
+// it (cub/util_ptx.cuh, warp_matcher_t), four PTX instructions (the bit, a predicate, the vote, a
+// `not` where the bit is 0); `__ballot_sync` and a select in C++ compile to about twice as many
+// (research/day39-sort.md). Every lane of the warp calls it (the vote names all 32) and uses
+// `peers` after it, so the compiler cannot sink a vote into a branch.
+// Needs: kFullMask
 __device__ inline unsigned int matchDigit(unsigned int d) {
   unsigned int peers = kFullMask;
 #pragma unroll
@@ -417,18 +386,16 @@ __device__ inline unsigned int matchDigit(unsigned int d) {
   }
   return peers;
 }
+// end snippet
 
-// rankCounted, after countTile: digitStart[d] = the tile's first place of digit d (an exclusive
-// scan over the 256 digits), and the warps' counters become places in the tile. Then for each j
-// in order, the lanes holding the same digit find each other (matchDigit), the highest of them
-// adds their number to the warp's counter of that digit, and each lane's place is the counter
-// before the add plus the matching lanes below it. pos[j] becomes key j's place in the tile
-// ordered stably by digit. The add is a plain read and write: the counters are the warp's own and
-// in one step one lane a digit (the leader) touches each (CUB 3.0.1's
-// BlockRadixRankMatchEarlyCounts uses an atomicAdd here; the plain add measured 0.8 % faster at
-// 2^28, the rank variants' record). Item j's add comes before item j + 1's read: a __syncwarp
-// orders them in the PTX memory model's terms. digitStart: 256; warpTotals: kThreads / 32. Needs:
-// kWarp, kFullMask, kBins, matchDigit, digitOf, orderedBits, blockExclusiveScan,
+// The rank's second step, after countTile (same layout): digitStart[d] = the tile's first place of
+// digit d (an exclusive scan of digitCount); the warps' counters become places. For each j in
+// order, the lanes holding one digit find each other (matchDigit); the highest adds their number to
+// its warp's counter of the digit, and each lane's place is the counter before the add plus the
+// matching lanes below it: pos[j] = key j's place in the tile ordered stably by digit (key order:
+// warp, j, lane). The add is plain (the warp's own counters, one lane a digit a step); a __syncwarp
+// orders item j's add before item j + 1's read. digitStart: 256; warpTotals: 1 a warp.
+// Needs: kWarp, kFullMask, kBins, matchDigit, digitOf, orderedBits, blockExclusiveScan,
 //   warpInclusiveScan, <cstdint>
 template <int kThreads, int kKeys>
 __device__ void rankCounted(const uint32_t (&k)[kKeys], unsigned int (&pos)[kKeys],
@@ -464,7 +431,6 @@ __device__ void rankCounted(const uint32_t (&k)[kKeys], unsigned int (&pos)[kKey
   }
   __syncthreads(); // every thread has read warpHist and digitStart before they are reused
 }
-// end snippet
 
 // Loads a tile's keys warp-striped (countTile's layout) from `first`; keys at or past `valid`
 // are 0.
@@ -596,25 +562,13 @@ __device__ inline unsigned int readWord(unsigned int *word) {
 }
 
 // onesweep (Adinets & Merrill 2022, arXiv 2206.01784): ONE kernel a pass. A block draws its tile
-// from *tileCounter (not blockIdx.x: a tile waits for the tiles before it, and nothing guarantees
-// that the block of tile k - 1 has been scheduled when block k spins; a tile drawn from a counter
-// waits only for tiles drawn before it by blocks that run). It loads and counts its kThreads x
-// kKeys keys (countTile) and at once publishes, one thread a digit, the tile's count as an
-// aggregate, so that its successors can go past it. Then it ranks its keys (rankCounted) and
-// places them in shared memory in digit order; only then does each digit's thread look back over
-// the tiles before it - adding aggregates until it meets an inclusive count, by now most likely
-// published - publish its own inclusive count, and so know where its keys of the digit go: the
-// digit's start (digitStarts, from the up-front counts) + the keys of that digit in the tiles
-// before. Then the keys go out from shared memory (coalesced runs). kFloat: float keys (digits of
-// orderedBits), a template parameter so that no digit of a key pays a runtime select (5 % at 2^28
-// on 384 x 20 tiles: the upper-bounds record's `ptx-nofloat`). kPairs: the values
-// (valsIn[i] belongs to keysIn[i]) go where their keys go.
-// No memset a pass: the four passes take turns with two counters and two sets of words; a pass
-// zeroes the other set's words of its own tile and the other counter, which the pass before it
-// used and the pass after it uses (kernels of one stream run one after the other).
-// Assumes: blockDim.x == kThreads, grid = ceil(n / (kThreads x kKeys)) blocks; *tileCounter == 0
-// and status (one word a digit a tile: grid x 256) 0 at launch; keysIn != keysOut, valsIn !=
-// valsOut; nextCounter, nextStatus: the next pass's (zeroed here).
+// from *tileCounter (not blockIdx.x: only tiles drawn earlier are sure to be running), counts it
+// (countTile), publishes each digit's count at once as an aggregate, ranks its keys into shared
+// memory (rankCounted), and only then looks back, a thread a digit, over earlier tiles' words to an
+// inclusive count; it publishes its own and writes its keys out in coalesced runs from
+// digitStarts[d] + the count before. kFloat: float keys; kPairs: values follow keys. No memset:
+// passes alternate two counters and status sets, each zeroing the next's (nextCounter, nextStatus).
+// Assumes: a block a tile of kThreads x kKeys; *tileCounter, status 0; keysIn != keysOut.
 // Launch: sortPassOneSweep<256, 8, false, false><<<(n + 2047) / 2048, 256>>>(keys, sorted, nullptr,
 //   nullptr, n, 0, counter, status, counter + 1, status2, starts)
 // Needs: kWarp, kFullMask, kBins, kAggregate, kInclusive, kCountMask, loadStriped, countTile,
@@ -719,7 +673,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// snippet: one-block
+// snippet: one-block-bytes
 // The shared memory sortOneBlock<kThreads, kKeys, ...> takes, in bytes: above 48 KiB a block gets
 // it only after cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), and
 // only up to the device's sharedMemPerBlockOptin (a T4: 64 KiB; an H200: 227 KiB). best's largest
@@ -729,6 +683,7 @@ __host__ __device__ constexpr size_t oneBlockBytes(int threads, int keys) {
   return 4 *
          (size_t(threads) / kWarp * kBins + 2 * kBins + threads / kWarp + size_t(threads) * keys);
 }
+// end snippet
 
 // best, small n: ONE block sorts all of in[0, n) in shared memory: the keys stay in registers
 // (warp-striped), and each of the four passes ranks them (countTile, rankCounted), places them in
@@ -795,7 +750,6 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
 }
-// end snippet
 
 // ---------------------------------------------------------------------------------------------
 // The inputs and the exact checks (device side).

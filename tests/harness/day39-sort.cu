@@ -10,24 +10,38 @@
 // 1000003, which no tile divides); the unsigned inputs random, low entropy (keys & 0xF), all equal,
 // sorted and reverse sorted, each for every unsigned row and the pairs rows, and the float keys
 // (random bits with -0.0, +0.0, -inf, +inf, -NaN, +NaN) for the float rows; best forced onto each
-// of its paths. --quick (the sanitizer runs) takes random, low and equal, and the one-bit row (96
-// launches a call, the 4-bit row's kernels with bits = 1) only up to n = 257. --tiles (racecheck,
-// with --quick) takes fewer: racecheck watches shared memory, whose use inside a block depends on
-// the tile (its shape, full or partial, the keys of its last warp row) and the keys, not on the
-// grid, so n = 0, 1, 3, 255, 257 and each tile exactly and + 1, the inputs random and low entropy
-// (in passes 2 to 4 every key has digit 0, the digit an empty lane's 256 shares its low 8 bits
-// with), and no timing paths (the matrix's kernels again).
-// Poisoned guard words before each output (64) and after it (n + 64Ki). Then at n = 1027 and 65537
-// (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a batch) and the check
-// reads what the last timed call wrote. Then the one-kernel-a-pass rows (the onesweep row, best's
-// onesweep paths: keys and floats on 384 x 20 tiles, pairs on 256 x 8 and 256 x 16) run --reps
-// times back to back at 65537, ALTERNATING two inputs: the first launch of each input checked
-// whole, every later one compared word for word (guards included) with that checked output on the
-// device; a status word or counter left stale by the call before gives a wrong place, which the
-// compare sees; then again with a different tile sleeping in each launch. Last, delay injection
-// (tests/harness/delay.h): one chosen tile - the first, the second, one in the middle, the last -
-// sleeps 5 us, 200 us and 2 ms before it publishes its counts; each run must be exact and must
-// finish (a hang fails after --hang-s, 20 s by default). Each part prints the seconds it took.
+// of its paths. Poisoned guard words before each output (64) and after it (n + 64Ki). Then at
+// n = 1027 and 65537 (--quick: 1027) every row goes through timeKernel and timeGraph (two calls a
+// batch) and the check reads what the last timed call wrote. Then the one-kernel-a-pass rows (the
+// onesweep row, best's onesweep paths: keys and floats on 384 x 20 tiles, pairs on 256 x 8 and
+// 256 x 16) run --reps times back to back at 65537, ALTERNATING two inputs: the first launch of
+// each input checked whole, every later one compared word for word (guards included) with that
+// checked output on the device; a status word or counter left stale by the call before gives a
+// wrong place, which the compare sees; then again with a different tile sleeping in each launch.
+// Last, delay injection (tests/harness/delay.h): one chosen tile - the first, the second, one in
+// the middle, the last - sleeps 5 us, 200 us and 2 ms before it publishes its counts; each run
+// must be exact and must finish (a hang fails after --hang-s, 20 s by default). Each part prints
+// the seconds it took.
+//
+// The compute-sanitizer runs (code/day39-sort/runs.txt) take --quick (the inputs random, low and
+// equal; the one-bit row, 96 launches a call, only up to n = 257) and --reps 4: launches 0 and 1
+// checked whole, 2 and 3 compared on the device, every path of the repetition (an ordering bug
+// needs the self-test's 10^4 launches; no sanitizer sees one). memcheck, synccheck and initcheck
+// take --max-n 65537. What that leaves out: a ladder chunk's second tile (n > 2^21: 1024 chunks of
+// one 2048-key tile), onesweep grids of more than 33 tiles (n > 65537), best's switch from 256 x 8
+// to 384 x 20 tiles (2^18), sorted and reverse-sorted keys; the self-test runs them, with the same
+// kernels, barriers and look-back. Racecheck, the slowest tool, takes --tiles --max-n 8193 in four
+// processes (--part K/4: together every variant once). It watches shared memory, whose use inside
+// a block depends on the tile's shape, whether it is full, how many valid keys a warp's last row
+// holds (n mod 32: 1 at 1, 257 and each tile + 1; 3 at 3; 31 at 255) and the keys, not on the
+// grid: so --tiles takes n = 0, 1, 3, 255, 257 and each tile exactly and + 1 up to 8193 (the
+// ladder's and onesweep's 2048-key tiles; best's one blocks at 1024, 2048 and 4096; pairs' 256 x 16
+// = 4096; a full 384 x 20 tile at 7680, a partial one at 7681), random and low-entropy keys (in
+// passes 2 to 4 every key has digit 0, the digit an empty lane's 256 shares its low 8 bits with;
+// pass 1 has 16 digits), no timing paths (the matrix's kernels again), then the repetition and the
+// delays of the one-kernel-a-pass rows at 8193 (five, three and two tiles). All-equal keys (one
+// digit, never 0) add no shared-memory pattern to those, nor n = 31 and 33 to 3, 255 and 257. On
+// this matrix racecheck still sees a shared-memory race a mutant makes (research/failure-paths.md).
 #include "delay.h"
 #define REDUCTION_HARNESS
 #ifndef LESSON
