@@ -11,11 +11,11 @@
 //   chained           ONE pass, 2n: a tile waits for its predecessor's inclusive prefix.
 //   look-back         a tile publishes its own sum first; one warp adds its predecessors' sums.
 //   best              by n: ONE warp or block up to 2^13; above, the look-back on warp-striped
-//                     tiles with launch-tagged status words (no memset); CUB's shape from 2^23.
+//                     tiles, status words 128 bytes apart and launch-tagged (no memset).
 // Exact: a seeded +1/-1 walk whose prefix range is <= 2^24 (the lemma by the static_asserts), so
 // every row is exact in any association; every output element is checked bit for bit, once untimed
 // and on what the LAST timed call wrote. Exit 0 pass; 1 a check, CUDA error or unfit GPU; 2 usage.
-// Edge matrix, in place, other inputs, guards, 10^4 launches, delays: tests/harness/day39-scan.cu.
+// Edge matrix, in place, other inputs, guards, 10^4 launches, delays, n = 0: tests/harness/.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o scan code/day39-scan/scan.cu
 // Run:   ./scan  (both timing modes, 2^10..2^30: 2 x 4 GiB of device memory; --help)
 
@@ -65,9 +65,13 @@ constexpr size_t kOneBlock256Max = 4096;           // ONE block of 256 x 4 float
 constexpr size_t kDefaultOneBlockMax = 8192;       // ONE block of 512 x 4 float4 up to here;
 constexpr size_t kSmallTilesMax = size_t(1) << 16; // look-back, tiles of 64 x 8 float4;
 constexpr size_t kMidTilesMax = size_t(1) << 22;   // look-back, tiles of 256 x 8 float4;
-constexpr unsigned int kFirstPollNs = 1100;        // above: 128 x 6 float4 (3072 floats) and
-constexpr unsigned int kPollNs = 700;              // CUB 3.0.1's sm_90 float delays (ns)
+constexpr int kBigLoads = 8;                       // above: 128 x 8 float4 (4096 floats),
+constexpr unsigned int kFirstPollNs = 1100;        // polling after CUB 3.0.1's sm_90 float
+constexpr unsigned int kPollNs = 700;              // delays (ns)
 constexpr size_t kMinBestTile = 64 * 8 * 4;        // the smallest tile: 2048 floats
+// best's status words lie kStatusSpread words (128 bytes) apart: no two tiles share a cache line,
+// so a tile's publish and its successors' polls of other tiles do not queue on one line.
+constexpr unsigned int kStatusSpread = 16;
 // A tile's status word: ONE 64-bit word, so that no reader ever sees a status without its value:
 // bits 0-31 the float, 32-33 the status, 34-63 the launch epoch (best; 0 in the ladder rows).
 constexpr unsigned int kAggregate = 1; // the tile's own sum is published
@@ -476,11 +480,12 @@ __global__ void __launch_bounds__(kBlock)
 // sum of every tile before it. Lane l waits until tile window - l has published something; lanes up
 // to the nearest inclusive prefix add their values, and with none in the window it moves 32 tiles
 // back. The adds run in lane order (shuffle offsets 1, 2, 4, ...), so each sum covers consecutive
-// tiles: exact by lemma (a). firstPollNs, pollNs: __nanosleep (sm_70+) before the first read and
-// between reads of a word with nothing yet (0: spin); best's large tiles use CUB's delays.
+// tiles: exact by lemma (a). Tile t's word is status[t * spread] (best: kStatusSpread, else 1).
+// firstPollNs, pollNs: __nanosleep (sm_70+) before the first read and between reads of a word with
+// nothing yet (0: spin); best's large tiles use CUB's delays.
 // Needs: kWarp, kFullMask, kInclusive, statusOf, readWord, kEpochMask, <cuda/atomic>
-__device__ float lookBack(unsigned long long *status, unsigned int tile, unsigned int epoch,
-                          unsigned int firstPollNs, unsigned int pollNs) {
+__device__ float lookBack(unsigned long long *status, unsigned int spread, unsigned int tile,
+                          unsigned int epoch, unsigned int firstPollNs, unsigned int pollNs) {
   unsigned int lane = threadIdx.x % kWarp;
   float exclusive = 0.0f;
   if (firstPollNs > 0) {
@@ -491,7 +496,7 @@ __device__ float lookBack(unsigned long long *status, unsigned int tile, unsigne
     unsigned long long w = 0;
     unsigned int st = kInclusive; // before tile 0: an inclusive prefix of 0
     if (pred >= 0) {
-      while ((st = statusOf(w = readWord(&status[pred]), epoch)) == 0) {
+      while ((st = statusOf(w = readWord(&status[size_t(pred) * spread]), epoch)) == 0) {
         if (pollNs > 0) {
           __nanosleep(pollNs);
         }
@@ -539,7 +544,7 @@ __global__ void __launch_bounds__(kBlock)
     publish(&status[tile], 0, tile == 0 ? kInclusive : kAggregate, total);
   }
   if (threadIdx.x < kWarp) { // warp 0, whole: tile is the same in every lane
-    float prefix = tile == 0 ? 0.0f : lookBack(status, tile, 0, 0, 0);
+    float prefix = tile == 0 ? 0.0f : lookBack(status, 1, tile, 0, 0, 0);
     if (threadIdx.x == 0) {
       if (tile > 0) {
         publish(&status[tile], 0, kInclusive, prefix + total);
@@ -694,13 +699,15 @@ __global__ void __launch_bounds__(kThreads)
       scanTileStriped<kThreads, kLoads>(in, n, first, full, v, before, warpBefore, warpTotals);
   if (threadIdx.x == 0) {
     DELAY_BEFORE_PUBLISH(tile);
-    publish(&status[tile], epoch, tile == 0 ? kInclusive : kAggregate, total);
+    publish(&status[size_t(tile) * kStatusSpread], epoch, tile == 0 ? kInclusive : kAggregate,
+            total);
   }
   if (threadIdx.x < kWarp) { // all 32 lanes of warp 0: lookBack's full masks are right
-    float prefix = tile == 0 ? 0.0f : lookBack(status, tile, epoch, firstPollNs, pollNs);
+    float prefix =
+        tile == 0 ? 0.0f : lookBack(status, kStatusSpread, tile, epoch, firstPollNs, pollNs);
     if (threadIdx.x == 0) {
       if (tile > 0) {
-        publish(&status[tile], epoch, kInclusive, prefix + total);
+        publish(&status[size_t(tile) * kStatusSpread], epoch, kInclusive, prefix + total);
       }
       sPrefix = prefix;
     }
@@ -877,14 +884,23 @@ static Chunks chunksFor(size_t n, size_t tile) {
 // The launchers only enqueue (no allocation, no synchronization: safe inside a graph capture);
 // launchRow checks the last launch, a launcher of several checks the ones before.
 static void launchCopy(const Call &c) {
+  if (c.n == 0) {
+    return; // nothing to scan: no launch (CUB's rule too)
+  }
   size_t blocks = std::min<size_t>((c.n / 4 + kBlock - 1) / kBlock, 65536);
   copyKernel<<<unsigned(std::max<size_t>(1, blocks)), kBlock, 0, c.stream>>>(c.in, c.out, c.n);
 }
 static void launchCub(const Call &c) {
+  if (c.n == 0) {
+    return; // nothing to scan: no launch (CUB's rule too)
+  }
   size_t bytes = c.s.cubTempBytes;
   CUDA_CHECK(cubScan(c.s.cubTemp, bytes, c.in, c.out, c.n, c.stream));
 }
 static void launchScanPropagate(const Call &c) { // scan, scan the totals, add the prefixes: 4n
+  if (c.n == 0) {
+    return; // nothing to scan: no launch (CUB's rule too)
+  }
   Chunks k = chunksFor(c.n, kBlock);
   scanChunks<<<k.count, kBlock, 0, c.stream>>>(c.in, c.out, c.n, k.floats, nullptr, c.s.partials,
                                                BlockScan::SharedTree);
@@ -894,6 +910,9 @@ static void launchScanPropagate(const Call &c) { // scan, scan the totals, add t
   addChunkPrefix<<<k.count, kBlock, 0, c.stream>>>(c.out, c.n, k.floats, c.s.partials);
 }
 static void reduceThenScan(const Call &c, BlockScan how) { // reduce, scan the partials, scan: 3n
+  if (c.n == 0) {
+    return; // nothing to scan: no launch (chunksFor would divide by 0)
+  }
   Chunks k = chunksFor(c.n, kBlock);
   reduceChunks<<<k.count, kBlock, 0, c.stream>>>(c.in, c.n, k.floats, c.s.partials, false);
   CUDA_CHECK(cudaGetLastError());
@@ -909,6 +928,9 @@ static void launchShuffles(const Call &c) {
   reduceThenScan(c, BlockScan::Shuffle);
 }
 static void launchItems(const Call &c) { // reduce-then-scan, kItems a thread, float4 loads
+  if (c.n == 0) {
+    return; // nothing to scan: no launch (CUB's rule too)
+  }
   Chunks k = chunksFor(c.n, kTile);
   bool vec = aligned16(c.in) && aligned16(c.out);
   reduceChunks<<<k.count, kBlock, 0, c.stream>>>(c.in, c.n, k.floats, c.s.partials, vec);
@@ -919,6 +941,9 @@ static void launchItems(const Call &c) { // reduce-then-scan, kItems a thread, f
 }
 // chained and look-back: counter and status words zeroed by a memset in the same call (timed).
 static void launchOnePass(const Call &c, bool lookBack) {
+  if (c.n == 0) {
+    return; // nothing to scan: a grid of 0 blocks is not a launch
+  }
   unsigned int tiles = unsigned((c.n + kTile - 1) / kTile);
   bool vec = aligned16(c.in) && aligned16(c.out);
   CUDA_CHECK(
@@ -941,14 +966,22 @@ static size_t bestTile(size_t n, size_t oneBlockMax) {
   return n <= oneBlockMax      ? 0
          : n <= kSmallTilesMax ? 64 * 8 * 4
          : n <= kMidTilesMax   ? 256 * 8 * 4
-                               : 128 * 6 * 4;
+                               : 128 * kBigLoads * 4;
+}
+// best's counter and status words for every n up to maxN: the counter alone on its 64 bytes, then
+// one word every kStatusSpread words, a tile of the smallest tile size each.
+static size_t bestStateWordsFor(size_t maxN) {
+  return kStatusSpread * (1 + (maxN + kMinBestTile - 1) / kMinBestTile);
 }
 // best: one warp, or one block of 256 or 512, or the look-back on its tile of the size.
 static void launchBest(const Call &c) {
+  if (c.n == 0) {
+    return; // nothing to scan: no launch (CUB's rule too)
+  }
   bool vec = aligned16(c.in) && aligned16(c.out);
   size_t n = c.n, tile = bestTile(n, c.s.oneBlockMax);
   unsigned int tiles = tile ? unsigned((n + tile - 1) / tile) : 1;
-  unsigned long long *counter = c.s.bestState, *status = c.s.bestState + 1;
+  unsigned long long *counter = c.s.bestState, *status = c.s.bestState + kStatusSpread;
   if (tile == 0 && n <= kOneWarpMax) {
     scanOneBlock<32, 8><<<1, 32, 0, c.stream>>>(c.in, c.out, n, vec);
   } else if (tile == 0 && n <= kOneBlock256Max) {
@@ -960,7 +993,7 @@ static void launchBest(const Call &c) {
   } else if (n <= kMidTilesMax) {
     scanBest<256, 8><<<tiles, 256, 0, c.stream>>>(c.in, c.out, n, vec, counter, status, 0, 0);
   } else {
-    scanBest<128, 6>
+    scanBest<128, kBigLoads>
         <<<tiles, 128, 0, c.stream>>>(c.in, c.out, n, vec, counter, status, kFirstPollNs, kPollNs);
   }
 }
@@ -1308,7 +1341,7 @@ static int planBuffers(const Options &o, const Reference &ref, Setup &s, size_t 
     ringFloats = std::max(ringFloats, size_t(l.buffers) * l.slot);
   }
   s.stateWords = 1 + (o.maxN + kTile - 1) / kTile;
-  s.bestStateWords = 1 + (o.maxN + kMinBestTile - 1) / kMinBestTile;
+  s.bestStateWords = bestStateWordsFor(o.maxN);
   CUDA_CHECK(cubScan(nullptr, s.cubTempBytes, nullptr, nullptr, o.maxN, 0));
   CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
   size_t need = 2 * ringFloats * sizeof(float) + (s.stateWords + s.bestStateWords) * 8 +
@@ -1346,13 +1379,13 @@ static void printSetup(const Options &o, const Reference &ref, const Setup &s) {
   std::printf("input: +1/-1, seed %zu, max P - min P = %lld up to n = %zu (exact below 2^24)\n"
               "ladder: %d threads, chunks <= %d; items a thread %d (tiles of %zu floats); best: "
               "one warp (32 x 8 float4) up to n = %zu, one block (256 or 512 x 4 float4) up to "
-              "%zu; look-back tiles of 64 x 8 float4 up to %zu, 256 x 8 up to %zu, above 128 x 6 "
-              "polling after %u ns, then every %u ns\n"
+              "%zu; look-back tiles of 64 x 8 float4 up to %zu, 256 x 8 up to %zu, above 128 x %d "
+              "polling after %u ns, then every %u ns; status words %zu bytes apart\n"
               "CUB %d.%d.%d: cub::DeviceScan::InclusiveSum, %zu bytes of temporary storage\n",
               o.seed, ref.range, o.maxN, kBlock, kMaxChunks, kItems, kTile,
               std::min(kOneWarpMax, s.oneBlockMax), s.oneBlockMax, kSmallTilesMax, kMidTilesMax,
-              kFirstPollNs, kPollNs, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION,
-              s.cubTempBytes);
+              kBigLoads, kFirstPollNs, kPollNs, kStatusSpread * sizeof(unsigned long long),
+              CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, s.cubTempBytes);
 }
 static void printFootnote() {
   std::printf("\nEvery scan row writes n floats. MB counts 8 bytes a float (read + written) for "

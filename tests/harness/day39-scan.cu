@@ -5,7 +5,7 @@
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o harness tests/harness/day39-scan.cu && ./harness
 //
 // The matrix: harness::sizes (the full list, or --quick's) up to --max-n, plus the scan's own edges
-// (tile - 1 and + 1, twice and three times a tile, for the ladder's 2048-float tiles, best's 3072
+// (tile - 1 and + 1, twice and three times a tile, for the ladder's 2048-float tiles, best's 4096
 // and 8192, its one blocks' 1024, 4096 and 8192; 1000003, which no tile divides); input offsets
 // 0..3 floats past 256-byte alignment, each with an output offset of the same and of the next
 // misalignment (the float4 rows fall back to scalar loads), and in place (out == in, which CUB
@@ -20,7 +20,7 @@
 // in each launch. Last, delay injection (tests/harness/delay.h): one chosen tile sleeps before it
 // publishes - the first, the second, one in the middle, the last - for 5 us, 200 us and 2 ms; each
 // run must be exact and must finish (a hang fails after 20 s), at 65537, 2^22 and 2^23 + 5 (best's
-// 128 x 6 shape with its poll delays starts above 2^22). Each part prints the seconds it took.
+// 128 x 8 shape with its poll delays starts above 2^22). Each part prints the seconds it took.
 //
 // The compute-sanitizer runs (code/day39-scan/runs.txt) use --quick --max-n 65537 --reps 4
 // --input random: harness.h's quick sizes and offsets 0 and 3, plus every tile + 1 and in place;
@@ -29,7 +29,7 @@
 // loops' second trip (n > 262144 for the 256-float tiles of scan-propagate, reduce-then-scan and
 // warp shuffles; n > 2^21 for items a thread), whose barriers are those of the first trip and
 // which the self-test checks exactly at 1048577, 16776605 and 2^24 (racecheck there would take
-// minutes); best's 128 x 6 shape with its poll delays (n > 2^22), which the self-test checks at
+// minutes); best's 128 x 8 shape with its poll delays (n > 2^22), which the self-test checks at
 // 16776605 and 2^24; and ordering bugs, which no sanitizer sees: the self-test's 10^4 launches are
 // for those. --part K/M splits one slow sanitizer run into M processes, together every variant
 // once.
@@ -121,10 +121,21 @@ int main(int argc, char **argv) {
   }
   s.partials = partials.at(0);
   s.stateWords = 1 + (o.maxN + kTile - 1) / kTile;
-  s.bestStateWords = 1 + (o.maxN + kMinBestTile - 1) / kMinBestTile;
+  s.bestStateWords = bestStateWordsFor(o.maxN);
   CUDA_CHECK(cudaMalloc(&s.state, s.stateWords * 8));
-  CUDA_CHECK(cudaMalloc(&s.bestState, s.bestStateWords * 8));
+  // best's state as the lesson sizes it for --max-n, then kStateGuard words of a known pattern: a
+  // status word placed past the size (a spread the size forgot) lands there, or past the buffer.
+  constexpr size_t kStateGuard = 4096;
+  CUDA_CHECK(cudaMalloc(&s.bestState, (s.bestStateWords + kStateGuard) * 8));
   CUDA_CHECK(cudaMemset(s.bestState, 0, s.bestStateWords * 8));
+  CUDA_CHECK(cudaMemset(s.bestState + s.bestStateWords, 0xA5, kStateGuard * 8));
+  auto stateGuardWritten = [&] {
+    std::vector<unsigned long long> g(kStateGuard);
+    CUDA_CHECK(cudaMemcpy(g.data(), s.bestState + s.bestStateWords, kStateGuard * 8,
+                          cudaMemcpyDeviceToHost));
+    return size_t(std::count_if(g.begin(), g.end(),
+                                [](unsigned long long w) { return w != 0xA5A5A5A5A5A5A5A5ull; }));
+  };
   CUDA_CHECK(cubScan(nullptr, s.cubTempBytes, nullptr, nullptr, o.maxN, stream));
   CUDA_CHECK(cudaMalloc(&s.cubTemp, std::max<size_t>(1, s.cubTempBytes)));
   CUDA_CHECK(cudaMalloc(&s.counts, 3 * sizeof(unsigned long long)));
@@ -167,10 +178,11 @@ int main(int argc, char **argv) {
   };
 
   // The matrix's sizes (harness::sizes: the full list, or --quick's) and the scan's own edges:
-  // every tile the rows use (the ladder's 2048, best's 2048, 3072 and 8192, its one blocks' 1024,
+  // every tile the rows use (the ladder's 2048, best's 2048, 4096 and 8192, its one blocks' 1024,
   // 4096 and 8192) - 1 and + 1, twice and three times it (+ 5), and 1000003, which no tile divides.
   std::vector<size_t> sizes = harness::sizes(o);
-  for (size_t tile : {kTile, size_t(3072), size_t(8192), size_t(1024), size_t(4096)}) {
+  for (size_t tile :
+       {kTile, size_t(128 * kBigLoads * 4), size_t(8192), size_t(1024), size_t(4096)}) {
     for (size_t n : {tile - 1, tile + 1, 2 * tile - 1, 2 * tile + 1, 3 * tile + 5}) {
       if (n <= o.maxN && (!o.quick || n == tile + 1)) { // --quick: tile + 1 only
         sizes.push_back(n);
@@ -245,6 +257,22 @@ int main(int argc, char **argv) {
 
   took("the matrix");
 
+  // n = 0: every launcher returns with nothing launched: its call, captured into a graph, adds no
+  // node (a launch of 0 blocks is an error; a chunk count of 0 would divide by 0).
+  make(1);
+  for (const Variant &v : variants) {
+    Setup t = setupFor(v);
+    cudaGraph_t graph;
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    launchRow(v.row, t, in.at(0), out.at(0), 0, stream);
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    size_t nodes = 0;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    report.expect(nodes == 0, double(nodes), 0, "%s n=0: operations enqueued (want none)", v.name);
+  }
+  release();
+
   // Both timing paths, as the lesson times them: every batch from poison, then the check reads
   // what the last timed call (stream) or the last replay (graph) wrote.
   useReference(refs[0]);
@@ -283,8 +311,10 @@ int main(int argc, char **argv) {
   std::vector<Reference> ab = {referenceFor(Input::PlusMinusOne, o.seed, nr),
                                referenceFor(Input::PlusMinusOne, o.seed + 1, nr)};
   harness::Guarded inB;
-  std::vector<size_t> delaySizes = {nr}; // 2^23 + 5: best's 128 x 6 shape
-  for (size_t n : {size_t(1) << 22, (size_t(1) << 23) + 5}) {
+  // 41 x 2048 + 1: best's first tile sleeping while 40 successors wait, so a look-back walks past
+  // a whole window of 32 predecessors that have only aggregates; 2^23 + 5: best's largest shape.
+  std::vector<size_t> delaySizes = {nr};
+  for (size_t n : {size_t(41 * 2048 + 1), size_t(1) << 22, (size_t(1) << 23) + 5}) {
     if (n <= o.maxN) {
       delaySizes.push_back(n);
     }
@@ -368,6 +398,53 @@ int main(int argc, char **argv) {
       CUDA_CHECK(delay::set(delay::kNone, 0));
     }
   }
+
+  // Back to back, nothing between them, a different tile sleeping in each: a large call on input
+  // A, a small one on A, a large one of another size on input B, into three outputs, each checked
+  // after all three. A counter or status word that one call leaves for the next gives the next a
+  // prefix of the wrong input or size, which the check sees.
+  {
+    size_t btb[3] = {nr, std::min<size_t>(nr, 4099), nr - 3};
+    harness::Guarded outs[3];
+    for (harness::Guarded &g : outs) {
+      if (!g.make(nr)) {
+        std::printf("error: cudaMalloc failed\n");
+        return 1;
+      }
+    }
+    fill(in, nr, 0, ab[0]);
+    for (const Variant &v : variants) {
+      if (v.row != Row::Chained && v.row != Row::LookBack && v.row != Row::Best) {
+        continue;
+      }
+      Setup t = setupFor(v), tb = t;
+      tb.seeds = seedsB;
+      for (harness::Guarded &g : outs) {
+        g.poison();
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CUDA_CHECK(delay::set(delay::kRotate, 200));
+      for (int k = 0; k < 3; ++k) {
+        launchRow(v.row, t, k == 2 ? inB.at(0) : in.at(0), outs[k].at(0), btb[k], stream);
+      }
+      harness::waitFor(stream, 20.0, v.name);
+      CUDA_CHECK(delay::set(delay::kNone, 0));
+      for (int k = 0; k < 3; ++k) {
+        Check c = checkRow(v.row, k == 2 ? tb : t, ab[k == 2], nullptr, outs[k].at(0), btb[k],
+                           btb[k], stream);
+        report.expect(c.ok, c.got, c.want,
+                      "%s back to back (n = %zu on A, %zu on A, %zu on B), call %d: element %llu "
+                      "(%llu differ)",
+                      v.name, btb[0], btb[1], btb[2], k + 1, c.first, c.wrong);
+      }
+    }
+    for (harness::Guarded &g : outs) {
+      g.release();
+    }
+  }
+  size_t written = stateGuardWritten();
+  report.expect(written == 0, double(written), 0,
+                "best's status words past bestStateWordsFor(%zu): guard words written", o.maxN);
 
   took("delay injection");
   std::printf("day39-scan: %zu size x offset x input cases, %zu variants, timing paths, %llu "
