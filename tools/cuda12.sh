@@ -5,8 +5,8 @@
 #   tools/cuda12.sh prepare   provide CUDA 12.4 in a throwaway Debian trixie root (root only):
 #                             `debootstrap --variant=minbase trixie`, then inside it
 #                             `apt-get install --no-install-recommends nvidia-cuda-toolkit` from
-#                             main contrib non-free (12.4.131, g++-13). About 5 minutes and about
-#                             5 GB of disk the first time (it prints its `du -sh` when done); a
+#                             main contrib non-free (12.4.131, g++-13). 5.0 GB of disk, 87 s with
+#                             a fast mirror (2026-12-05; it prints both when done); a
 #                             prepared root is reused and costs nothing.
 #   tools/cuda12.sh check     compile each code/day*/ README build line, as written, with that nvcc
 #                             for sm_75 and for sm_90, then once more for sm_90 with
@@ -71,7 +71,7 @@ prepare() {
 
 check() {
   if [ ! -f "$stamp" ]; then
-    echo "SKIPPED: no CUDA 12.4 root at $root; prepare it (root, ~5 min, ~5 GB): sudo tools/cuda12.sh prepare"
+    echo "SKIPPED: no CUDA 12.4 root at $root; prepare it (root, 5.0 GB, a few minutes): sudo tools/cuda12.sh prepare"
     exit 77
   fi
   echo "cuda12: $(chroot "$root" nvcc --version | tail -n 1)"
