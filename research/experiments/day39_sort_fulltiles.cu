@@ -11,10 +11,8 @@
 //   best:             one block (the same helpers) up to 4096, full tiles 256 x 8 up to 2^18, then
 //                     3 blocks an SM (keys, floats) or full tiles 384 x 20 (pairs)
 // Switches for the measurement: -DSORT_KEYS, -DSORT_PAIR_THREADS, -DSORT_PAIR_KEYS,
-// -DSORT_ONEBLOCK_4096, -DSORT_SMALL_BLOCKS. Its test program (new variants, pairs with a random
-// payload compared with CUB's SortPairs, 2^25 equal keys, back-to-back calls of three sizes) is
-// day39_sort_fulltiles_harness.cu (build it with -DLESSON='"<this file>"' from tests/harness/), its
-// mutants day39_sort_fulltiles.mutants. Not yet captured as the lesson: see research/day39-sort.md.
+// -DSORT_ONEBLOCK_4096, -DSORT_SMALL_BLOCKS. The checks and mutants it needs as the lesson:
+// research/day39-sort.md, "Past CUB". Build: nvcc -std=c++17 -O3 -arch=sm_90 -o sort_a THIS_FILE.
 //
 // Day 39, sort: cub::DeviceRadixSort head to head with an LSD radix-sort ladder, 2^10..2^28 keys.
 // A pass is a STABLE split by one digit: count the digits, scan the counts, scatter. The rows:
